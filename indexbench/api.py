@@ -1,0 +1,153 @@
+"""Importable entry points: everything a CLI command does, for notebooks and asv.
+
+``run`` and ``compare`` return pandas DataFrames in the metrics contract (DESIGN §6).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+import indexes
+import workloads
+from indexbench import metrics as m
+from indexbench.driver import open_table, upsert
+from indexbench.errors import IndexBenchError, TableConfigError
+from indexbench.spark import get_session
+
+Progress = Callable[[dict[str, Any]], None]
+
+WORKLOAD_KEY = "indexbench.workload"
+BATCH_KEY = "indexbench.batch"
+
+
+def load_workload(workload: str | workloads.Workload = "uniform", batches: int | None = None,
+                  batch_size: int | None = None, initial_records: int | None = None,
+                  seed: int | None = None) -> workloads.Workload:
+    """A preset name, a TOML path or a Workload, with the CLI's size overrides applied."""
+    w = workload if isinstance(workload, workloads.Workload) else workloads.load(workload)
+    overrides = {k: v for k, v in {"batches": batches, "batch_size": batch_size,
+                                   "initial_records": initial_records, "seed": seed}.items()
+                 if v is not None}
+    return w.with_overrides(**overrides) if overrides else w
+
+
+def workload_fingerprint(w: workloads.Workload) -> str:
+    """What makes two runs' batches identical (everything but the batch count)."""
+    spec = {k: v for k, v in sorted(vars(w).items()) if k not in ("batches", "description")}
+    return hashlib.sha256(json.dumps(spec, default=str).encode()).hexdigest()[:16]
+
+
+def default_out(workload_name: str) -> str:
+    return os.path.join("out", f"{workload_name}-{m.new_run_id()}")
+
+
+def _committed_batches(table, fingerprint: str) -> int:
+    """Batches already committed by an earlier run of the same workload (resume)."""
+    snap = table.snapshot()
+    done = -1
+    for extra in snap.extra.values():
+        if WORKLOAD_KEY in extra:
+            if extra[WORKLOAD_KEY] != fingerprint:
+                raise TableConfigError(
+                    f"table {table.uri} holds batches of another workload; use another --table")
+            done = max(done, int(extra[BATCH_KEY]))
+    return done + 1
+
+
+def run(index: str = "bloom", workload: str | workloads.Workload = "uniform", *,
+        batches: int | None = None, batch_size: int | None = None,
+        initial_records: int | None = None, seed: int | None = None,
+        params: dict[str, Any] | None = None, master: str | None = None,
+        table: str | None = None, out: str | None = None, spark=None,
+        progress: Progress | None = None, run_id: str | None = None) -> pd.DataFrame:
+    """Run a workload's batches through one index; returns its metrics rows.
+
+    The table resumes: batches a previous run of the same workload committed are skipped.
+    """
+    w = load_workload(workload, batches, batch_size, initial_records, seed)
+    out = out or default_out(w.name)
+    table_uri = table or os.path.join(out, "tables", index)
+    spark = spark or get_session(master)
+    run_id = run_id or m.new_run_id()
+    tbl, idx = open_table(table_uri, index, params)
+    fingerprint = workload_fingerprint(w)
+    existing = _existing_rows(out)
+    rows: list[dict[str, Any]] = existing
+    m.write_run_json(out, {"run_id": run_id, "command": "run", "workload": vars(w),
+                           "indexes": {index: idx.describe()}, "master": spark.sparkContext.master,
+                           "tables": {index: table_uri}})
+    from workloads.spark_source import batch_df
+
+    with tbl:
+        first = _committed_batches(tbl, fingerprint)
+        for b in range(first, w.batches + 1):
+            batch = batch_df(spark, w, b)
+            result = upsert(spark, tbl, idx, batch, batch_no=b,
+                            extra_metadata={WORKLOAD_KEY: fingerprint, BATCH_KEY: str(b)})
+            row = {"run_id": run_id, "index": index, "workload": w.name, "operation": "upsert",
+                   **result.metrics}
+            rows.append(row)
+            m.write_metrics(out, rows)
+            if progress:
+                progress(row)
+    df = m.to_frame(rows)
+    return df[df["index"] == index].reset_index(drop=True)
+
+
+def _existing_rows(out: str) -> list[dict[str, Any]]:
+    p = Path(out) / "metrics.parquet"
+    return pd.read_parquet(p).to_dict("records") if p.exists() else []
+
+
+def compare(indexes_: Sequence[str] | None = None, workload: str | workloads.Workload = "uniform",
+            *, params: dict[str, dict[str, Any]] | None = None, out: str | None = None,
+            spark=None, master: str | None = None, progress: Progress | None = None,
+            **sizes: Any) -> pd.DataFrame:
+    """Run every index on identical batches (same workload and seed), one metrics file."""
+    names = list(indexes_ or default_compare_indexes())
+    w = load_workload(workload, **sizes)
+    out = out or default_out(w.name)
+    spark = spark or get_session(master)
+    run_id = m.new_run_id()
+    frames = []
+    for name in names:
+        frames.append(run(name, w, params=(params or {}).get(name), out=out, spark=spark,
+                          progress=progress, run_id=run_id))
+    m.write_run_json(out, {"run_id": run_id, "command": "compare", "workload": vars(w),
+                           "indexes": {n: indexes.get(n, **(params or {}).get(n, {})).describe()
+                                       for n in names},
+                           "master": spark.sparkContext.master})
+    return pd.concat(frames, ignore_index=True)
+
+
+def default_compare_indexes() -> list[str]:
+    return indexes.names()
+
+
+SUMMARY_COLUMNS = ["tag_s", "write_s", "total_s", "files_read", "bytes_read",
+                   "false_positives", "fp_rate", "bucket_records_max", "index_mem_bytes"]
+
+
+def summary(df: pd.DataFrame) -> pd.DataFrame:
+    """Median per index of the upsert batches after the initial load (batch ≥ 1)."""
+    upserts = df[(df["batch"] >= 1)] if (df["batch"] >= 1).any() else df
+    cols = [c for c in SUMMARY_COLUMNS if c in df.columns]
+    return upserts.groupby("index", sort=False)[cols].median()
+
+
+def verify(table: str, spark=None, master: str | None = None) -> list[str]:
+    """Check a table's invariants; returns the problems found (empty = all hold)."""
+    from indexbench.verify import verify_table
+
+    spark = spark or get_session(master)
+    return verify_table(spark, table)
+
+
+__all__ = ["run", "compare", "verify", "summary", "load_workload", "IndexBenchError"]

@@ -1,0 +1,130 @@
+"""Hudi base files: names, meta columns, footer metadata, and counted reads.
+
+Spark-free: the writer tasks, the bloom index tasks and ``verify`` all call these, and
+every read goes through :class:`~indexbench.fs.CountingReader`, so the bytes and files
+a metric reports are the ones this code pulled from storage.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from dataclasses import dataclass
+
+import pyarrow as pa
+import pyarrow.fs as pafs
+import pyarrow.parquet as pq
+
+from indexbench.fs import CountingReader, IOStats
+
+COMMIT_TIME = "_hoodie_commit_time"
+COMMIT_SEQNO = "_hoodie_commit_seqno"
+RECORD_KEY = "_hoodie_record_key"
+PARTITION_PATH = "_hoodie_partition_path"
+FILE_NAME = "_hoodie_file_name"
+META_COLUMNS = [COMMIT_TIME, COMMIT_SEQNO, RECORD_KEY, PARTITION_PATH, FILE_NAME]
+
+MIN_KEY_FOOTER = "hoodie_min_record_key"
+MAX_KEY_FOOTER = "hoodie_max_record_key"
+
+_NAME_RE = re.compile(r"^(?P<file_id>.+)_(?P<token>\d+-\d+-\d+)_(?P<instant>\d{17})\.parquet$")
+
+
+@dataclass(frozen=True)
+class BaseFileName:
+    """``{fileId}_{writeToken}_{instant}.parquet`` parsed back into its parts."""
+
+    file_id: str
+    write_token: str
+    instant: str
+
+    @property
+    def name(self) -> str:
+        return f"{self.file_id}_{self.write_token}_{self.instant}.parquet"
+
+    @classmethod
+    def parse(cls, name: str) -> BaseFileName:
+        m = _NAME_RE.match(name.rsplit("/", 1)[-1])
+        if not m:
+            raise ValueError(f"not a base file name: {name!r}")
+        return cls(m["file_id"], m["token"], m["instant"])
+
+
+def new_file_id() -> str:
+    """A non-bucket file group id, as Hudi makes them: a random uuid + ``-0``."""
+    return f"{uuid.uuid4()}-0"
+
+
+def bucket_file_id(bucket: int, tail_seed: str | None = None) -> str:
+    """Hudi's bucket file id: 8-digit bucket, the uuid minus its first 8 chars, ``-0``."""
+    u = uuid.uuid5(uuid.NAMESPACE_URL, tail_seed) if tail_seed is not None else uuid.uuid4()
+    return f"{bucket:08d}{str(u)[8:]}-0"
+
+
+def bucket_of_file_id(file_id: str) -> int:
+    """Parse the bucket id back from a bucket file id (RFC-29: no mapping is stored)."""
+    head = file_id[:8]
+    if len(file_id) < 9 or not head.isdigit() or file_id[8] != "-":
+        raise ValueError(f"file id {file_id!r} does not start with an 8-digit bucket id")
+    return int(head)
+
+
+def write_base_file(
+    fs: pafs.FileSystem, path: str, table: pa.Table, footer: dict[str, str]
+) -> int:
+    """Write one base file with ``footer`` as Parquet key-value metadata; returns its size."""
+    meta = dict(table.schema.metadata or {})
+    meta.update({k.encode(): v.encode() for k, v in footer.items()})
+    table = table.replace_schema_metadata(meta)
+    with fs.open_output_stream(path) as out:
+        pq.write_table(table, out, compression="snappy")
+    return fs.get_file_info(path).size
+
+
+def _open(fs: pafs.FileSystem, path: str) -> CountingReader:
+    return CountingReader(fs.open_input_file(path))
+
+
+def read_footer(fs: pafs.FileSystem, path: str, stats: IOStats | None = None) -> dict[str, str]:
+    """Footer key-value metadata of a base file (reads the footer only)."""
+    reader = _open(fs, path)
+    try:
+        md = pq.ParquetFile(reader).metadata
+        kv = {k.decode(): v.decode() for k, v in (md.metadata or {}).items() if k != b"ARROW:schema"}
+        kv["_num_rows"] = str(md.num_rows)
+    finally:
+        reader.close()
+    if stats is not None:
+        stats.footers_read += 1
+        stats.bytes_read += reader.bytes_read
+    return kv
+
+
+def read_record_keys(fs: pafs.FileSystem, path: str, stats: IOStats | None = None) -> pa.Array:
+    """Only the record-key column of a base file: what Hudi reads to confirm a bloom hit."""
+    reader = _open(fs, path)
+    try:
+        col = pq.ParquetFile(reader).read(columns=[RECORD_KEY]).column(0)
+    finally:
+        reader.close()
+    if stats is not None:
+        stats.files_read += 1
+        stats.bytes_read += reader.bytes_read
+        stats.paths.append(path)
+    return col.combine_chunks()
+
+
+def read_base_file(
+    fs: pafs.FileSystem, path: str, stats: IOStats | None = None, columns: list[str] | None = None
+) -> pa.Table:
+    """A whole base file (copy-on-write merge, verify)."""
+    reader = _open(fs, path)
+    try:
+        table = pq.ParquetFile(reader).read(columns=columns)
+    finally:
+        reader.close()
+    if stats is not None:
+        stats.files_read += 1
+        stats.bytes_read += reader.bytes_read
+        stats.paths.append(path)
+    return table.replace_schema_metadata(None)

@@ -1,0 +1,194 @@
+"""The ``indexbench`` command line (DESIGN §7); each command calls one api function."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+import pandas as pd
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table as RichTable
+
+console = Console()
+
+
+def parse_sets(values: list[str] | None) -> dict[str, dict[str, str]]:
+    """``--set key=value`` or ``--set index:key=value`` into per-index parameter dicts.
+
+    A bare key goes to every index that knows it; ``index:key`` to that index only.
+    """
+    import indexes
+
+    out: dict[str, dict[str, str]] = {n: {} for n in indexes.names()}
+    for item in values or []:
+        target, sep, rest = item.partition(":")
+        if sep and target in out and "=" in rest:
+            key, _, value = rest.partition("=")
+            out[target][key.strip()] = value.strip()
+            continue
+        if "=" not in item:
+            raise SystemExit(f"--set wants key=value, got {item!r}")
+        key, _, value = item.partition("=")
+        owners = [n for n in out if key.strip() in indexes.index_class(n).param_keys()]
+        if not owners:
+            raise SystemExit(f"--set {key}: no index has this parameter")
+        for n in owners:
+            out[n][key.strip()] = value.strip()
+    return out
+
+
+def _add_run_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--workload", default="uniform", help="preset name or path to a TOML file")
+    p.add_argument("--batches", type=int, help="upsert batches after the initial load")
+    p.add_argument("--batch-size", type=int, help="records per upsert batch")
+    p.add_argument("--initial-records", type=int, help="records of the initial load (batch 0)")
+    p.add_argument("--seed", type=int, help="workload seed")
+    p.add_argument("--master", help="Spark master URL (default local[*])")
+    p.add_argument("--out", help="metrics directory (default out/<workload>-<run id>)")
+    p.add_argument("--set", action="append", metavar="KEY=VALUE", dest="sets",
+                   help="index parameter, e.g. hoodie.bucket.index.num.buckets=64 "
+                        "(prefix with INDEX: to aim at one index); repeatable")
+
+
+def _progress_bar(total: int):
+    progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(),
+                        MofNCompleteColumn(), TimeElapsedColumn(), console=console)
+
+    def on_batch(row: dict[str, Any]) -> None:
+        progress.console.print(
+            f"  {row['index']:<14} batch {int(row['batch']):>3}  {int(row['records']):>9,} rec  "
+            f"tag {row['tag_s']:6.2f}s  write {row['write_s']:6.2f}s  "
+            f"files_read {int(row.get('files_read') or 0):>5}  "
+            f"fp {int(row.get('false_positives') or 0):>4}")
+        progress.advance(task)
+
+    task = progress.add_task("batches", total=total)
+    return progress, on_batch
+
+
+def _print_summary(df: pd.DataFrame) -> None:
+    from indexbench.api import summary
+
+    s = summary(df)
+    t = RichTable(title="median per upsert batch (batches ≥ 1)")
+    t.add_column("metric")
+    for name in s.index:
+        t.add_column(str(name), justify="right")
+    for col in s.columns:
+        t.add_row(col, *[_fmt(v) for v in s[col]])
+    console.print(t)
+
+
+def _fmt(v: Any) -> str:
+    if v is None or (isinstance(v, float) and pd.isna(v)):
+        return "—"
+    if isinstance(v, float) and not v.is_integer():
+        return f"{v:.3g}" if abs(v) < 1 else f"{v:,.2f}"
+    return f"{int(v):,}"
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from indexbench import api
+
+    w = api.load_workload(args.workload, args.batches, args.batch_size,
+                          args.initial_records, args.seed)
+    out = args.out or api.default_out(w.name)
+    progress, on_batch = _progress_bar(w.batches + 1)
+    with progress:
+        df = api.run(args.index, w, params=parse_sets(args.sets)[args.index], master=args.master,
+                     table=args.table, out=out, progress=on_batch)
+    _print_summary(df)
+    console.print(f"metrics: {out}/metrics.parquet")
+    return 0
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from indexbench import api
+
+    names = [n.strip() for n in args.indexes.split(",")] if args.indexes else \
+        api.default_compare_indexes()
+    w = api.load_workload(args.workload, args.batches, args.batch_size,
+                          args.initial_records, args.seed)
+    out = args.out or api.default_out(w.name)
+    sets = parse_sets(args.sets)
+    progress, on_batch = _progress_bar((w.batches + 1) * len(names))
+    with progress:
+        df = api.compare(names, w, params={n: sets.get(n, {}) for n in names}, out=out,
+                         master=args.master, progress=on_batch)
+    _print_summary(df)
+    console.print(f"metrics: {out}/metrics.parquet")
+    return 0
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    from indexbench import api
+
+    problems = api.verify(args.table, master=args.master)
+    for p in problems:
+        console.print(f"[red]✗[/red] {p}")
+    if problems:
+        console.print(f"[red]{len(problems)} problem(s)[/red] in {args.table}")
+        return 1
+    console.print(f"[green]✓[/green] {args.table}: every invariant holds")
+    return 0
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    import indexes
+    import workloads
+
+    t = RichTable(title="indexes")
+    t.add_column("name")
+    t.add_column("hoodie.index.type")
+    t.add_column("parameters (--set KEY=VALUE, default)")
+    for n in indexes.names():
+        cls = indexes.index_class(n)
+        t.add_row(n, cls.index_type, "\n".join(f"{p.key}={p.default}" for p in cls.PARAMS))
+    console.print(t)
+    w = RichTable(title="workload presets (--workload NAME or a TOML path)")
+    w.add_column("name")
+    w.add_column("description")
+    for name in workloads.presets():
+        w.add_row(name, workloads.describe(name))
+    console.print(w)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    import indexes
+
+    parser = argparse.ArgumentParser(prog="indexbench", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("run", help="run a workload through one index")
+    p.add_argument("--index", required=True, choices=indexes.names())
+    p.add_argument("--table", help="table path or URI (default <out>/tables/<index>)")
+    _add_run_options(p)
+    p.set_defaults(func=cmd_run)
+    p = sub.add_parser("compare", help="run several indexes on identical batches")
+    p.add_argument("--indexes", help=f"comma-separated (default {','.join(indexes.names())})")
+    _add_run_options(p)
+    p.set_defaults(func=cmd_compare)
+    p = sub.add_parser("verify", help="check a table's invariants; non-zero exit on violation")
+    p.add_argument("table")
+    p.add_argument("--master")
+    p.set_defaults(func=cmd_verify)
+    p = sub.add_parser("list", help="indexes, their parameters and the workload presets")
+    p.set_defaults(func=cmd_list)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    from indexbench.errors import IndexBenchError
+
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except (IndexBenchError, ValueError, FileNotFoundError) as exc:
+        console.print(f"[red]error:[/red] {exc}")
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

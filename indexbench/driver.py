@@ -1,0 +1,271 @@
+"""The upsert driver: validate → tag → plan → write → update index → commit → metrics.
+
+One code path for every index. The driver times and counts around each index call and
+never brings rows of the table or of the batch to the driver process: only one write
+stat per file group, one footer range per base file, and the batch's partition names.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from pyspark import StorageLevel
+from pyspark.sql import DataFrame, SparkSession, Window
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+from pyspark.sql.pandas.types import to_arrow_schema
+
+from indexbench.counters import new_counters
+from indexbench.errors import InvalidBatchError, TableConfigError
+from indexbench.table import Table, TableConfig
+from indexbench.writer import WRITE_STATS_SCHEMA, MergeSpec, merge_file_group
+from indexes import get as get_index
+from indexes import index_class
+from indexes.base import BUCKET_COL, FILE_ID_COL, CommitContext, RecordIndex, TagContext
+from indexes.bloom import measured_fp_rate
+
+CRASH_ENV = "INDEXBENCH_CRASH_AT"  # fault injection for tests: after_write | before_commit
+
+KEY_TYPES = (T.StringType,)
+ORDERING_TYPES = (T.IntegerType, T.LongType, T.ShortType, T.ByteType, T.DoubleType,
+                  T.FloatType, T.TimestampType, T.DateType, T.StringType, T.DecimalType)
+
+@dataclass
+class BatchResult:
+    """What one upsert did: its metrics row and the commit's write stats."""
+
+    instant: str
+    metrics: dict[str, Any]
+    write_stats: list[dict] = field(default_factory=list)
+
+
+def open_table(uri: str, index_name: str, explicit_params: dict[str, Any] | None = None,
+               record_key_field: str = "key", partition_field: str = "dt",
+               ordering_field: str = "ts") -> tuple[Table, RecordIndex]:
+    """Create or open a table for ``index_name``; the table's stored parameters win
+    unless a parameter is given explicitly with another value (then it is an error)."""
+    explicit = dict(explicit_params or {})
+    cls = index_class(index_name)
+    table = Table(uri)
+    if table.exists():
+        have = table.config
+        if have.index_name != index_name:
+            raise TableConfigError(
+                f"table {uri} was created with index {have.index_name!r}, not {index_name!r}; "
+                "use another --table path")
+        stored = {k: v for k, v in have.index_params.items() if k in cls.param_keys()}
+        index = cls(**stored)
+        want = cls(**{**stored, **explicit}).table_params()
+        for key, value in want.items():
+            if stored.get(key) != value:
+                    raise TableConfigError(
+                    f"table {uri} was created with {key}={stored.get(key)!r}; "
+                    f"it cannot be changed to {value!r}")
+    else:
+        index = get_index(index_name, **explicit)
+    config = TableConfig(
+        name=os.path.basename(os.path.normpath(uri)) or "indexbench",
+        record_key_field=record_key_field, partition_field=partition_field,
+        ordering_field=ordering_field, index_name=index.name, index_type=index.index_type,
+        index_params=index.table_params())
+    return Table.create_or_open(uri, config), index
+
+
+def validate_batch(batch: DataFrame, config: TableConfig, table_schema: str | None) -> int:
+    """Refuse a bad batch before anything is written, naming the problem; returns its size."""
+    fields = {f.name: f for f in batch.schema.fields}
+    for role, name in (("record key", config.record_key_field),
+                       ("partition", config.partition_field),
+                       ("ordering", config.ordering_field)):
+        if name not in fields:
+            raise InvalidBatchError(f"the batch has no {role} column {name!r}")
+    if not isinstance(fields[config.record_key_field].dataType, KEY_TYPES):
+        raise InvalidBatchError(f"record key column {config.record_key_field!r} must be a string, "
+                                f"not {fields[config.record_key_field].dataType.simpleString()}")
+    if not isinstance(fields[config.partition_field].dataType, T.StringType):
+        raise InvalidBatchError(f"partition column {config.partition_field!r} must be a string")
+    if not isinstance(fields[config.ordering_field].dataType, ORDERING_TYPES):
+        raise InvalidBatchError(f"ordering column {config.ordering_field!r} has an unorderable type")
+    bad = [c for c in fields if c.startswith("_hoodie")]
+    if bad:
+        raise InvalidBatchError(f"column names starting with _hoodie are reserved: {bad}")
+    if table_schema is not None:
+        want = T.StructType.fromJson(json.loads(table_schema))
+        have = {f.name: f.dataType for f in batch.schema.fields}
+        wanted = {f.name: f.dataType for f in want.fields}
+        problems = [f"{n}: table has {t.simpleString()}, batch has "
+                    f"{have[n].simpleString() if n in have else 'no such column'}"
+                    for n, t in wanted.items() if have.get(n) != t]
+        problems += [f"{n}: not a column of the table" for n in have if n not in wanted]
+        if problems:
+            raise InvalidBatchError("the batch's schema conflicts with the table's: "
+                                    + "; ".join(problems))
+    key, part, order = (F.col(config.record_key_field), F.col(config.partition_field),
+                        F.col(config.ordering_field))
+    row = batch.agg(
+        F.count(F.lit(1)).alias("rows"),
+        F.sum(F.when(key.isNull(), 1).otherwise(0)).alias("null_keys"),
+        F.sum(F.when(key == "", 1).otherwise(0)).alias("empty_keys"),
+        F.sum(F.when(part.isNull() | (part == ""), 1).otherwise(0)).alias("bad_partitions"),
+        F.sum(F.when(part.contains("..") | part.startswith("/"), 1).otherwise(0)).alias("unsafe"),
+        F.sum(F.when(order.isNull(), 1).otherwise(0)).alias("null_ordering"),
+    ).first()
+    messages = {
+        "null_keys": f"null record key ({config.record_key_field})",
+        "empty_keys": f"empty record key ({config.record_key_field})",
+        "bad_partitions": f"null or empty partition value ({config.partition_field})",
+        "unsafe": f"partition value with '..' or a leading '/' ({config.partition_field})",
+        "null_ordering": f"null ordering value ({config.ordering_field})",
+    }
+    found = [f"{row[k]} record(s) with {msg}" for k, msg in messages.items() if row[k]]
+    if found:
+        raise InvalidBatchError("batch refused, nothing was written: " + "; ".join(found))
+    return int(row["rows"])
+
+
+def precombine_batch(batch: DataFrame, config: TableConfig) -> DataFrame:
+    """Hudi's combine-before-upsert: one record per (partition, key), larger ordering wins."""
+    w = Window.partitionBy(config.partition_field, config.record_key_field).orderBy(
+        F.col(config.ordering_field).desc())
+    return batch.withColumn("__rn", F.row_number().over(w)).where("__rn = 1").drop("__rn")
+
+
+def plan_inserts(tagged: DataFrame, config: TableConfig, instant: str,
+                 max_records_per_file: int) -> DataFrame:
+    """Records with no location go to new file groups of at most ``max_records_per_file``.
+
+    Inserts are numbered per partition in key order (so new files have tight key ranges)
+    and the n-th slice of each partition gets a file id derived from (instant, partition,
+    n). No small-file packing: existing small files are not topped up.
+    """
+    part, key = config.partition_field, config.record_key_field
+    w = Window.partitionBy(part).orderBy(key)
+    group = F.floor((F.row_number().over(w) - 1) / F.lit(max_records_per_file))
+    digest = F.sha2(F.concat_ws("/", F.lit(instant), F.col(part), group.cast("string")), 256)
+    new_id = F.concat(
+        F.substring(digest, 1, 8), F.lit("-"), F.substring(digest, 9, 4), F.lit("-"),
+        F.substring(digest, 13, 4), F.lit("-"), F.substring(digest, 17, 4), F.lit("-"),
+        F.substring(digest, 21, 12), F.lit("-0"))
+    updates = tagged.where(F.col(FILE_ID_COL).isNotNull())
+    inserts = tagged.where(F.col(FILE_ID_COL).isNull()).withColumn(FILE_ID_COL, new_id)
+    return updates.unionByName(inserts)
+
+
+def write_file_groups(planned: DataFrame, table: Table, index: RecordIndex, instant: str,
+                      spark: SparkSession) -> list[dict]:
+    """One task per target file group merges and writes it; one stat row comes back each."""
+    cfg = table.config
+    data_cols = [c for c in planned.columns if c not in (FILE_ID_COL, BUCKET_COL)]
+    data_schema = to_arrow_schema(planned.select(data_cols).schema)
+    spec = MergeSpec(table.uri, instant, cfg.record_key_field, cfg.partition_field,
+                     cfg.ordering_field, data_schema)
+    snapshot = table.snapshot()
+    prev = spark.sparkContext.broadcast(
+        {k: s.path for k, s in snapshot.slices.items()})
+    footer_fn = index.base_file_footer
+
+    def write_group(pdf):
+        from pyspark import TaskContext
+
+        tc = TaskContext.get()
+        token = f"{tc.partitionId()}-{tc.stageId()}-{tc.attemptNumber()}"
+        partition, fid = pdf[cfg.partition_field].iat[0], pdf[FILE_ID_COL].iat[0]
+        bucket = pdf[BUCKET_COL].iat[0]
+        import pandas as pd
+
+        stat = merge_file_group(spec, partition, fid, pdf, prev.value.get((partition, fid)),
+                                token, footer_fn, None if pd.isna(bucket) else int(bucket))
+        return pd.DataFrame([stat])
+
+    stats = (planned.groupBy(cfg.partition_field, FILE_ID_COL)
+             .applyInPandas(write_group, WRITE_STATS_SCHEMA).collect())  # one row per file group
+    return [r.asDict() for r in stats]
+
+
+def _crash_if(point: str) -> None:
+    if os.environ.get(CRASH_ENV) == point:
+        os._exit(137)
+
+
+def upsert(spark: SparkSession, table: Table, index: RecordIndex, batch: DataFrame,
+           batch_no: int = 0, extra_metadata: dict[str, str] | None = None) -> BatchResult:
+    """Upsert one batch; the caller holds the table's writer lock (``with table:``)."""
+    cfg = table.config
+    t_start = time.perf_counter()
+    snapshot = table.snapshot()
+    input_records = validate_batch(batch, cfg, snapshot.schema)
+    partitions = sorted(r[0] for r in batch.select(cfg.partition_field).distinct().collect())
+    combined = precombine_batch(batch, cfg)
+
+    instant = table.start_instant()
+    counters = new_counters(spark)
+    ctx = TagContext(spark, table, snapshot, instant, partitions, counters)
+    t0 = time.perf_counter()
+    tagged = index.tag_location(combined, ctx).persist(StorageLevel.MEMORY_AND_DISK)
+    records = tagged.count()
+    tag_s = time.perf_counter() - t0
+    counts = dict(counters.value)
+
+    planned = tagged
+    if not index.assigns_inserts:
+        planned = plan_inserts(tagged, cfg, instant, index.params["max_records_per_file"])
+    t1 = time.perf_counter()
+    stats = write_file_groups(planned, table, index, instant, spark)
+    write_s = time.perf_counter() - t1
+    _crash_if("after_write")
+
+    t2 = time.perf_counter()
+    schema_json = batch.schema.json()
+    extra = index.update_location(CommitContext(spark, table, instant, stats, tagged))
+    metadata = {
+        "operationType": "UPSERT",
+        "partitionToWriteStats": _by_partition(stats),
+        "extraMetadata": {"schema": schema_json, **(extra_metadata or {}), **extra},
+    }
+    _crash_if("before_commit")
+    table.complete_instant(instant, metadata)
+    tagged.unpersist()
+    commit_s = time.perf_counter() - t2
+    index_after = index.after_commit(instant, ok=True)
+
+    after = table.snapshot()
+    inserts = sum(s["numInserts"] for s in stats)
+    updates = sum(s["numUpdateWrites"] for s in stats)
+    written = sum(s["numWrites"] for s in stats)
+    metrics: dict[str, Any] = {
+        "batch": batch_no, "instant": instant, "input_records": input_records,
+        "records": records, "inserts": inserts, "updates": updates,
+        "tag_s": tag_s, "write_s": write_s, "commit_s": commit_s,
+        "total_s": time.perf_counter() - t_start,
+        "partitions_touched": len(partitions),
+        "files_in_table": after.physical_files, "file_groups": len(after.slices),
+        "candidate_files": counts.get("candidate_files", 0),
+        "files_read": counts.get("files_read", 0),
+        "bytes_read": counts.get("bytes_read", 0),
+        "footers_read": counts.get("range_footers_read", 0) + counts.get("check_footers_read", 0),
+        "bloom_checks": counts.get("bloom_checks", 0),
+        "bloom_positives": counts.get("bloom_positives", 0),
+        "false_positives": counts.get("false_positives", 0),
+        "fp_rate": measured_fp_rate(counts) if counts.get("bloom_checks") else None,
+        "files_written": len(stats), "bytes_written": sum(s["totalWriteBytes"] for s in stats),
+        "records_rewritten": written - inserts - updates,
+        "merge_files_read": sum(s["mergeFilesRead"] for s in stats),
+        "merge_bytes_read": sum(s["mergeBytesRead"] for s in stats),
+        "table_records": sum(s.num_records for s in after.slices.values()),
+    }
+    metrics.update(index.table_metrics(after))
+    metrics.update(index_after)
+    return BatchResult(instant, metrics, stats)
+
+
+def _by_partition(stats: list[dict]) -> dict[str, list[dict]]:
+    out: dict[str, list[dict]] = {}
+    for s in sorted(stats, key=lambda s: (s["partition"], s["fileId"])):
+        out.setdefault(s["partition"], []).append(s)
+    return out
+
+

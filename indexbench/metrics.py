@@ -1,0 +1,120 @@
+"""The metrics contract (DESIGN §6): metrics.parquet, metrics.csv and run.json.
+
+One row per (index, batch). Columns are only ever added, never renamed; a metric that
+does not apply is 0 where it counts work not done and empty where it has no meaning.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import subprocess
+import sys
+import uuid
+from datetime import UTC, datetime
+from importlib import metadata as importlib_metadata
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+CONTRACT_COLUMNS = [
+    "run_id", "index", "workload", "batch", "records", "inserts", "updates", "tag_s",
+    "write_s", "commit_s", "total_s", "partitions_touched", "files_in_table", "file_groups",
+    "candidate_files", "files_read", "bytes_read", "bloom_checks", "bloom_positives",
+    "false_positives", "fp_rate", "files_written", "bytes_written", "records_rewritten",
+    "buckets", "bucket_records_max", "bucket_records_mean", "index_mem_bytes",
+    "index_disk_bytes",
+]
+# Work counters: 0 when the index did not do that work.
+COUNT_COLUMNS = ["candidate_files", "files_read", "bytes_read", "bloom_checks",
+                 "bloom_positives", "false_positives", "index_mem_bytes", "index_disk_bytes"]
+STRING_COLUMNS = {"run_id", "index", "workload", "operation", "instant", "mode"}
+
+
+def new_run_id() -> str:
+    return datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ-") + uuid.uuid4().hex[:6]
+
+
+def to_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    """Rows in the contract's column order (extra columns after, sorted)."""
+    df = pd.DataFrame(rows)
+    for col in CONTRACT_COLUMNS:
+        if col not in df.columns:
+            df[col] = pd.NA
+    for col in COUNT_COLUMNS:
+        df[col] = df[col].fillna(0)
+    extras = sorted(c for c in df.columns if c not in CONTRACT_COLUMNS)
+    df = df[CONTRACT_COLUMNS + extras]
+    for col in df.columns:
+        if col in STRING_COLUMNS:
+            df[col] = df[col].astype("string")
+        else:
+            df[col] = pd.to_numeric(df[col], errors="coerce")
+    return df
+
+
+def write_metrics(out_dir: str | os.PathLike, rows: list[dict[str, Any]]) -> pd.DataFrame:
+    """Write metrics.parquet and metrics.csv (rewritten after every batch: resumable)."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    df = to_frame(rows)
+    tmp = out / "metrics.parquet.tmp"
+    df.to_parquet(tmp, index=False)
+    tmp.replace(out / "metrics.parquet")
+    df.to_csv(out / "metrics.csv", index=False)
+    return df
+
+
+def read_metrics(path: str | os.PathLike) -> pd.DataFrame:
+    """Read a metrics directory (or file) and check it against the contract."""
+    p = Path(path)
+    if p.is_dir():
+        p = p / "metrics.parquet" if (p / "metrics.parquet").exists() else p / "metrics.csv"
+    if not p.exists():
+        raise FileNotFoundError(f"no metrics.parquet or metrics.csv in {path}")
+    df = pd.read_parquet(p) if p.suffix == ".parquet" else pd.read_csv(p)
+    missing = [c for c in CONTRACT_COLUMNS if c not in df.columns]
+    if missing:
+        raise ValueError(f"{p}: not a metrics file of this contract, missing columns: {missing}")
+    return df
+
+
+def _git_commit() -> str | None:
+    try:
+        return subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True,
+                              cwd=Path(__file__).resolve().parent, timeout=5,
+                              check=True).stdout.strip() or None
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def _version(dist: str) -> str | None:
+    try:
+        return importlib_metadata.version(dist)
+    except importlib_metadata.PackageNotFoundError:
+        return None
+
+
+def environment() -> dict[str, Any]:
+    """Versions, git commit and machine: what a result needs to be reproduced."""
+    mem = None
+    if hasattr(os, "sysconf") and "SC_PHYS_PAGES" in os.sysconf_names:
+        mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    return {
+        "versions": {d: _version(d) for d in ("indexbench", "pyspark", "pyarrow", "pandas",
+                                               "numpy", "pybloom-live", "matplotlib")}
+        | {"python": sys.version.split()[0]},
+        "git_commit": _git_commit(),
+        "machine": {"platform": platform.platform(), "processor": platform.machine(),
+                    "cpus": os.cpu_count(), "memory_bytes": mem,
+                    "hostname": platform.node()},
+    }
+
+
+def write_run_json(out_dir: str | os.PathLike, config: dict[str, Any]) -> None:
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    body = {"created": datetime.now(UTC).isoformat(), **config, **environment()}
+    (out / "run.json").write_text(json.dumps(body, indent=2, default=str) + "\n")

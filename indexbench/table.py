@@ -1,0 +1,362 @@
+"""A Hudi-style copy-on-write table: properties, timeline, snapshot, lock and rollback.
+
+Layout and names follow Hudi table version 6 (DESIGN §3). A snapshot is built from the
+completed instants' commit metadata, never from a directory listing, so files of an
+instant that did not complete are invisible; the next writer deletes them (rollback).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+import pyarrow.fs as pafs
+
+from indexbench import fs as tfs
+from indexbench.basefile import BaseFileName
+from indexbench.errors import ConcurrentWriterError, IndexBenchError, TableConfigError
+
+HOODIE = ".hoodie"
+PROPERTIES = "hoodie.properties"
+LOCK = ".writer.lock"
+COMMIT = "commit"
+REPLACE = "replacecommit"
+INFLIGHT = "inflight"
+ROLLBACK = "rollback"
+
+KEY_FIELD = "hoodie.table.recordkey.fields"
+PARTITION_FIELD = "hoodie.table.partition.fields"
+ORDERING_FIELD = "hoodie.table.precombine.field"
+INDEX_TYPE = "hoodie.index.type"
+INDEX_NAME = "indexbench.index.name"
+# Index parameters are table config too, but a table of the same index may be opened
+# with other run-time settings; only these identify the table.
+IDENTITY_KEYS = (KEY_FIELD, PARTITION_FIELD, ORDERING_FIELD, INDEX_NAME)
+
+
+def format_instant(ms: int) -> str:
+    """``yyyyMMddHHmmssSSS`` in UTC, as Hudi's instant times."""
+    dt = datetime.fromtimestamp(ms / 1000, tz=UTC)
+    return dt.strftime("%Y%m%d%H%M%S") + f"{ms % 1000:03d}"
+
+
+def parse_instant(instant: str) -> int:
+    dt = datetime.strptime(instant[:14], "%Y%m%d%H%M%S").replace(tzinfo=UTC)
+    return int(dt.timestamp() * 1000) + int(instant[14:17])
+
+
+@dataclass
+class TableConfig:
+    """What ``hoodie.properties`` fixes at creation."""
+
+    name: str
+    record_key_field: str
+    partition_field: str
+    ordering_field: str
+    index_name: str
+    index_type: str
+    index_params: dict[str, str] = field(default_factory=dict)
+
+    def to_properties(self) -> dict[str, str]:
+        props = {
+            "hoodie.table.name": self.name,
+            "hoodie.table.type": "COPY_ON_WRITE",
+            "hoodie.table.version": "6",
+            "hoodie.table.base.file.format": "PARQUET",
+            "hoodie.table.keygenerator.class": "org.apache.hudi.keygen.SimpleKeyGenerator",
+            "hoodie.populate.meta.fields": "true",
+            KEY_FIELD: self.record_key_field,
+            PARTITION_FIELD: self.partition_field,
+            ORDERING_FIELD: self.ordering_field,
+            INDEX_TYPE: self.index_type,
+            INDEX_NAME: self.index_name,
+        }
+        props.update(self.index_params)
+        return props
+
+    @classmethod
+    def from_properties(cls, props: dict[str, str]) -> TableConfig:
+        known = {"hoodie.table.name", "hoodie.table.type", "hoodie.table.version",
+                 "hoodie.table.base.file.format", "hoodie.table.keygenerator.class",
+                 "hoodie.populate.meta.fields", INDEX_TYPE, *IDENTITY_KEYS}
+        return cls(
+            name=props["hoodie.table.name"],
+            record_key_field=props[KEY_FIELD],
+            partition_field=props[PARTITION_FIELD],
+            ordering_field=props[ORDERING_FIELD],
+            index_name=props[INDEX_NAME],
+            index_type=props[INDEX_TYPE],
+            index_params={k: v for k, v in props.items() if k not in known},
+        )
+
+
+def render_properties(props: dict[str, str]) -> str:
+    lines = ["#Properties saved by indexbench", f"#{datetime.now(UTC):%a %b %d %H:%M:%S UTC %Y}"]
+    lines += [f"{k}={v}" for k, v in sorted(props.items())]
+    return "\n".join(lines) + "\n"
+
+
+def parse_properties(text: str) -> dict[str, str]:
+    props = {}
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or line.startswith(("#", "!")):
+            continue
+        key, _, value = line.partition("=")
+        props[key.strip()] = value.strip()
+    return props
+
+
+@dataclass(frozen=True)
+class FileSlice:
+    """The latest committed base file of one file group."""
+
+    partition: str
+    file_id: str
+    path: str  # relative to the table root
+    instant: str
+    num_records: int
+    size_bytes: int
+    index_bytes: int = 0
+
+
+@dataclass
+class Snapshot:
+    """Latest committed slice per file group, and what the timeline says about it."""
+
+    slices: dict[tuple[str, str], FileSlice]
+    completed: list[str]
+    physical_files: int
+    schema: str | None
+    extra: dict[str, dict] = field(default_factory=dict)
+
+    def partitions(self) -> list[str]:
+        return sorted({p for p, _ in self.slices})
+
+    def in_partitions(self, partitions: Iterable[str]) -> list[FileSlice]:
+        wanted = set(partitions)
+        return [s for (p, _), s in sorted(self.slices.items()) if p in wanted]
+
+    @property
+    def latest_instant(self) -> str | None:
+        return self.completed[-1] if self.completed else None
+
+
+class Table:
+    """A table on any pyarrow file system; cheap to construct, reads lazily."""
+
+    def __init__(self, uri: str):
+        self.uri = uri
+        self.fs, self.root = tfs.resolve(uri)
+        self.meta = tfs.join(self.root, HOODIE)
+        self._lock_token: str | None = None
+        self._last_instant_ms = 0
+
+    # ---- configuration -------------------------------------------------
+    def exists(self) -> bool:
+        return tfs.exists(self.fs, tfs.join(self.meta, PROPERTIES))
+
+    @property
+    def config(self) -> TableConfig:
+        text = tfs.read_bytes(self.fs, tfs.join(self.meta, PROPERTIES)).decode()
+        return TableConfig.from_properties(parse_properties(text))
+
+    @classmethod
+    def create_or_open(cls, uri: str, config: TableConfig) -> Table:
+        """Create the table, or open it if its identity matches ``config``."""
+        table = cls(uri)
+        if table.exists():
+            have = table.config.to_properties()
+            want = config.to_properties()
+            for key in IDENTITY_KEYS:
+                if have.get(key) != want.get(key):
+                    raise TableConfigError(
+                        f"table {uri} was created with {key}={have.get(key)!r}, "
+                        f"not {want.get(key)!r}; use another --table path"
+                    )
+            return table
+        table.fs.create_dir(table.meta, recursive=True)
+        tfs.write_bytes_atomic(
+            table.fs, tfs.join(table.meta, PROPERTIES), render_properties(config.to_properties()).encode()
+        )
+        return table
+
+    def abs_path(self, rel: str) -> str:
+        return tfs.join(self.root, rel)
+
+    # ---- timeline --------------------------------------------------------
+    def _timeline_files(self) -> list[str]:
+        return sorted(i.base_name for i in tfs.list_files(self.fs, self.meta))
+
+    def completed_instants(self) -> list[tuple[str, str]]:
+        """(instant, action) of every completed commit or replacecommit, in order."""
+        out = []
+        for name in self._timeline_files():
+            stem, _, action = name.partition(".")
+            if action in (COMMIT, REPLACE) and len(stem) == 17 and stem.isdigit():
+                out.append((stem, action))
+        return out
+
+    def pending_instants(self) -> list[str]:
+        done = {i for i, _ in self.completed_instants()}
+        pending = set()
+        for name in self._timeline_files():
+            stem, _, action = name.partition(".")
+            if action.endswith(INFLIGHT) and stem not in done:
+                pending.add(stem)
+        return sorted(pending)
+
+    def read_commit(self, instant: str, action: str = COMMIT) -> dict:
+        return json.loads(tfs.read_bytes(self.fs, tfs.join(self.meta, f"{instant}.{action}")))
+
+    def new_instant(self) -> str:
+        """A fresh instant, strictly after every instant on the timeline."""
+        last = max((parse_instant(n[:17]) for n in self._timeline_files() if n[:17].isdigit()),
+                   default=0)
+        ms = max(int(time.time() * 1000), last + 1, self._last_instant_ms + 1)
+        self._last_instant_ms = ms
+        return format_instant(ms)
+
+    def start_instant(self, action: str = COMMIT) -> str:
+        """Write ``<instant>.inflight``: from here on a crash is rolled back, never seen."""
+        self._require_lock()
+        instant = self.new_instant()
+        suffix = INFLIGHT if action == COMMIT else f"{action}.{INFLIGHT}"
+        tfs.write_bytes_atomic(self.fs, tfs.join(self.meta, f"{instant}.{suffix}"), b"{}")
+        return instant
+
+    def complete_instant(self, instant: str, metadata: dict, action: str = COMMIT) -> None:
+        """Publish an instant atomically: the rename of its commit file is the commit."""
+        self._require_lock()
+        self._delete_strays(instant, metadata)
+        body = json.dumps(metadata, indent=2, sort_keys=True).encode()
+        tfs.write_bytes_atomic(self.fs, tfs.join(self.meta, f"{instant}.{action}"), body)
+
+    def _delete_strays(self, instant: str, metadata: dict) -> None:
+        """Files of this instant that the commit does not list (failed task attempts)."""
+        listed = {s["path"] for stats in metadata.get("partitionToWriteStats", {}).values()
+                  for s in stats}
+        for partition in metadata.get("partitionToWriteStats", {}):
+            for info in tfs.list_files(self.fs, self.abs_path(partition)):
+                rel = f"{partition}/{info.base_name}" if partition else info.base_name
+                if info.base_name.endswith(f"_{instant}.parquet") and rel not in listed:
+                    self.fs.delete_file(info.path)
+
+    # ---- snapshot --------------------------------------------------------
+    def snapshot(self) -> Snapshot:
+        """Latest committed base file per file group, from the commit metadata."""
+        slices: dict[tuple[str, str], FileSlice] = {}
+        completed, physical, schema = [], 0, None
+        extra: dict[str, dict] = {}
+        for instant, action in self.completed_instants():
+            meta = self.read_commit(instant, action)
+            completed.append(instant)
+            for partition, ids in meta.get("partitionToReplaceFileIds", {}).items():
+                for fid in ids:
+                    slices.pop((partition, fid), None)
+            for partition, stats in meta.get("partitionToWriteStats", {}).items():
+                for s in stats:
+                    physical += 1
+                    slices[(partition, s["fileId"])] = FileSlice(
+                        partition=partition, file_id=s["fileId"], path=s["path"], instant=instant,
+                        num_records=int(s["numWrites"]), size_bytes=int(s["totalWriteBytes"]),
+                        index_bytes=int(s.get("indexBytes", 0)),
+                    )
+            schema = meta.get("extraMetadata", {}).get("schema", schema)
+            extra[instant] = meta.get("extraMetadata", {})
+        return Snapshot(slices, completed, physical, schema, extra)
+
+    # ---- writer lock and rollback ----------------------------------------
+    def _lock_path(self) -> str:
+        return tfs.join(self.meta, LOCK)
+
+    def acquire_writer_lock(self) -> None:
+        """Refuse a second concurrent writer; take over a lock whose owner has died."""
+        token = json.dumps({"host": socket.gethostname(), "pid": os.getpid(), "t": time.time()})
+        path = self._lock_path()
+        for _ in range(2):
+            if isinstance(self.fs, pafs.LocalFileSystem):
+                try:
+                    fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+                except FileExistsError:
+                    pass
+                else:
+                    with os.fdopen(fd, "w") as f:
+                        f.write(token)
+                    self._lock_token = token
+                    return
+            elif not tfs.exists(self.fs, path):  # best effort on object stores
+                tfs.write_bytes_atomic(self.fs, path, token.encode())
+                self._lock_token = token
+                return
+            holder = json.loads(tfs.read_bytes(self.fs, path) or b"{}")
+            if holder.get("host") == socket.gethostname() and not _pid_alive(holder.get("pid", -1)):
+                self.fs.delete_file(path)  # stale: its writer is gone
+                continue
+            raise ConcurrentWriterError(
+                f"table {self.uri} is being written by pid {holder.get('pid')} on "
+                f"{holder.get('host')}; concurrent writers are not supported"
+            )
+        raise ConcurrentWriterError(f"could not take the writer lock of {self.uri}")
+
+    def release_writer_lock(self) -> None:
+        if self._lock_token is not None:
+            path = self._lock_path()
+            if tfs.exists(self.fs, path) and tfs.read_bytes(self.fs, path).decode() == self._lock_token:
+                self.fs.delete_file(path)
+            self._lock_token = None
+
+    def _require_lock(self) -> None:
+        if self._lock_token is None:
+            raise IndexBenchError("internal: writing the timeline without the writer lock")
+
+    def rollback_pending(self) -> list[str]:
+        """Delete every file of instants that never completed; returns what was deleted."""
+        self._require_lock()
+        deleted: list[str] = []
+        pending = self.pending_instants()
+        if not pending:
+            return deleted
+        suffixes = tuple(f"_{i}.parquet" for i in pending)
+        for info in tfs.list_files(self.fs, self.root, recursive=True):
+            rel = info.path[len(self.root):].lstrip("/")
+            if rel.startswith(HOODIE + "/"):
+                # the metadata table's files carry their instant in the name, too
+                if rel.startswith(f"{HOODIE}/metadata/") and info.base_name.endswith(suffixes):
+                    self.fs.delete_file(info.path)
+                    deleted.append(rel)
+                continue
+            if info.base_name.endswith(suffixes):
+                BaseFileName.parse(info.base_name)
+                self.fs.delete_file(info.path)
+                deleted.append(rel)
+        rb = self.new_instant()
+        tfs.write_bytes_atomic(self.fs, tfs.join(self.meta, f"{rb}.{ROLLBACK}"), json.dumps(
+            {"rolledBackInstants": pending, "deletedFiles": sorted(deleted)}, indent=2).encode())
+        for name in self._timeline_files():
+            if name[:17] in pending and INFLIGHT in name:
+                self.fs.delete_file(tfs.join(self.meta, name))
+        return deleted
+
+    def __enter__(self) -> Table:
+        self.acquire_writer_lock()
+        self.rollback_pending()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.release_writer_lock()
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

@@ -1,0 +1,93 @@
+"""``indexbench verify``: a table's invariants, checked by Spark tasks over its files.
+
+Every committed file exists; footer min/max and bloom filter hold every key of their
+file; keys are unique across the snapshot; the index's own invariants (bucket of every
+record, RLI coverage) hold. Only problems (bounded) come back to the driver.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
+
+import indexes
+from indexbench import basefile as bf
+from indexbench.fs import exists
+from indexbench.table import Table
+
+MAX_REPORTED = 20
+
+
+def check_base_file(table: Table, partition: str, path: str, expected_rows: int, index,
+                    snapshot) -> tuple[list[str], np.ndarray]:
+    """Problems of one base file and its record keys (Spark-free: tests call it directly)."""
+    full = table.abs_path(path)
+    if not exists(table.fs, full):
+        return [f"{path}: committed file is missing"], np.empty(0, dtype=object)
+    footer = bf.read_footer(table.fs, full)
+    data = bf.read_base_file(table.fs, full).to_pandas()
+    keys = data[bf.RECORD_KEY].to_numpy(dtype=object)
+    problems = []
+    if len(keys) != expected_rows:
+        problems.append(f"{path}: {len(keys)} rows, the commit says {expected_rows}")
+    if len(keys):
+        lo, hi = footer.get(bf.MIN_KEY_FOOTER), footer.get(bf.MAX_KEY_FOOTER)
+        if lo != min(keys) or hi != max(keys):
+            problems.append(f"{path}: footer range [{lo}, {hi}] is not the keys' "
+                            f"[{min(keys)}, {max(keys)}]")
+    if (data[bf.PARTITION_PATH] != partition).any():
+        problems.append(f"{path}: records with another _hoodie_partition_path")
+    from indexes.bloom_filter import FOOTER_KEY, TYPE_CODE_KEY, HoodieBloomFilter
+
+    if index.name == "bloom":
+        if FOOTER_KEY not in footer:
+            problems.append(f"{path}: no bloom filter in the footer")
+        else:
+            bloom = HoodieBloomFilter.deserialize(footer[FOOTER_KEY], footer[TYPE_CODE_KEY])
+            missing = int((~bloom.might_contain_many(keys)).sum())
+            if missing:
+                problems.append(f"{path}: bloom filter misses {missing} of its keys")
+    buckets = index.row_buckets(data, partition, table.config, snapshot) if len(keys) else None
+    if buckets is not None:
+        file_bucket = bf.bucket_of_file_id(bf.BaseFileName.parse(path).file_id)
+        wrong = int((buckets != file_bucket).sum())
+        if wrong:
+            problems.append(f"{path}: {wrong} records do not hash to bucket {file_bucket}")
+    return problems, keys
+
+
+def verify_table(spark: SparkSession, uri: str) -> list[str]:
+    """All problems found in the table (empty list: every invariant holds)."""
+    table = Table(uri)
+    if not table.exists():
+        return [f"{uri}: no table here (.hoodie/hoodie.properties is missing)"]
+    index = indexes.from_table_config(table.config)
+    snapshot = table.snapshot()
+    problems = index.verify(spark, table, snapshot)
+    slices = list(snapshot.slices.values())
+    if not slices:
+        return problems
+    files = spark.createDataFrame([(s.partition, s.path, s.num_records) for s in slices],
+                                  "partition string, path string, rows long")
+
+    def check(frames):
+        for pdf in frames:
+            out_p, out_k = [], []
+            for part, path, rows in zip(pdf["partition"], pdf["path"], pdf["rows"], strict=True):
+                probs, keys = check_base_file(table, part, path, int(rows), index, snapshot)
+                out_p += probs
+                out_k.append(pd.DataFrame({"problem": None, "key": keys}))
+            yield pd.concat([pd.DataFrame({"problem": out_p, "key": None})] + out_k,
+                            ignore_index=True)
+
+    n = max(1, min(len(slices), spark.sparkContext.defaultParallelism * 2))
+    checked = files.repartition(n).mapInPandas(check, "problem string, key string").persist()
+    problems += [r[0] for r in checked.where("problem is not null").limit(MAX_REPORTED * 10)
+                 .collect()]
+    dups = (checked.where("key is not null").groupBy("key").count().where("count > 1")
+            .orderBy(F.desc("count")).limit(MAX_REPORTED).collect())
+    problems += [f"key {r['key']!r} is in {r['count']} files" for r in dups]
+    checked.unpersist()
+    return problems

@@ -1,0 +1,152 @@
+"""The index protocol, in Hudi's shape: ``tag_location``, ``update_location``, ``describe``.
+
+The driver times and counts around every call; an index reports only the work it alone
+can see. Index logic lives in Spark-free cores; implementations of this protocol only
+distribute those cores with Spark.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+import pyarrow as pa
+
+from indexbench.errors import IndexBenchError
+
+# Columns the tagging adds to a batch (dropped before the data is written).
+FILE_ID_COL = "_hoodie_file_id"
+BUCKET_COL = "_hoodie_bucket_id"
+
+
+@dataclass(frozen=True)
+class Param:
+    """One index parameter: its Python name, its Hudi-like property key and its type."""
+
+    name: str
+    key: str
+    type: type
+    default: Any
+    help: str
+
+    def parse(self, value: Any) -> Any:
+        if isinstance(value, str) and self.type is bool:
+            if value.lower() not in ("true", "false", "1", "0"):
+                raise IndexBenchError(f"{self.key} must be true or false, not {value!r}")
+            return value.lower() in ("true", "1")
+        try:
+            return self.type(value)
+        except (TypeError, ValueError) as exc:
+            raise IndexBenchError(
+                f"{self.key} must be a {self.type.__name__}, not {value!r}") from exc
+
+
+@dataclass
+class TagContext:
+    """What tagging may look at: the committed snapshot, never uncommitted files."""
+
+    spark: Any
+    table: Any
+    snapshot: Any
+    instant: str
+    partitions: list[str]
+    counters: Any  # Spark accumulator of {name: number}
+
+
+@dataclass
+class CommitContext:
+    """What ``update_location`` sees: the instant being committed and its write stats."""
+
+    spark: Any
+    table: Any
+    instant: str
+    write_stats: list[dict]
+    tagged: Any = None  # the tagged batch (Spark DataFrame), still persisted
+    extra_metadata: dict = field(default_factory=dict)
+
+
+class RecordIndex(ABC):
+    """Base class of the four indexes; adding one = one module + one registry line."""
+
+    name: ClassVar[str]
+    index_type: ClassVar[str]  # hoodie.index.type
+    PARAMS: ClassVar[tuple[Param, ...]] = ()
+    # bucket indexes route inserts themselves; the others leave them to the planner
+    assigns_inserts: ClassVar[bool] = False
+
+    def __init__(self, **params: Any):
+        known = {p.name: p for p in self.PARAMS}
+        by_key = {p.key: p for p in self.PARAMS}
+        values = {p.name: p.default for p in self.PARAMS}
+        for name, value in params.items():
+            p = known.get(name) or by_key.get(name)
+            if p is None:
+                raise IndexBenchError(
+                    f"unknown parameter {name!r} for index {self.name}; "
+                    f"known: {', '.join(sorted(by_key))}")
+            values[p.name] = p.parse(value)
+        self.params = values
+        self.validate()
+
+    def validate(self) -> None:  # noqa: B027 (optional hook)
+        """Refuse impossible parameter values (override to add checks)."""
+
+    # ---- table configuration ---------------------------------------------
+    def table_params(self) -> dict[str, str]:
+        """Parameters as ``hoodie.properties`` entries."""
+        return {p.key: str(self.params[p.name]).lower() if p.type is bool
+                else str(self.params[p.name]) for p in self.PARAMS}
+
+    @classmethod
+    def param_keys(cls) -> set[str]:
+        return {p.key for p in cls.PARAMS}
+
+    def describe(self) -> dict[str, Any]:
+        """Name and parameters, for reports and ``run.json``."""
+        return {"index": self.name, "index_type": self.index_type, **self.params}
+
+    # ---- the protocol ------------------------------------------------------
+    @abstractmethod
+    def tag_location(self, batch, ctx: TagContext):
+        """Return the batch with FILE_ID_COL (null = insert to plan) and BUCKET_COL."""
+
+    def update_location(self, ctx: CommitContext) -> dict:
+        """Persist index state the write did not persist; returns extra commit metadata."""
+        return {}
+
+    def base_file_footer(self, record_keys: pa.Array) -> tuple[dict[str, str], int]:
+        """Footer entries this index keeps in each base file, and their size in bytes."""
+        return {}, 0
+
+    def table_metrics(self, snapshot) -> dict[str, float]:
+        """Index figures measured on the committed snapshot (bucket sizes, index bytes)."""
+        return {}
+
+    def verify(self, spark, table, snapshot) -> list[str]:
+        """Problems with this index's own invariants (``indexbench verify``)."""
+        return []
+
+    def row_buckets(self, data, partition: str, config, snapshot) -> np.ndarray | None:
+        """The bucket each row of a base file must be in, for bucket indexes (else None)."""
+        return None
+
+    def after_commit(self, instant: str, ok: bool) -> dict[str, float]:
+        """Hook at every checkpoint (= commit); returns index metrics of this batch."""
+        return {}
+
+
+def bucket_fill(counts: np.ndarray) -> dict[str, float]:
+    """Bucket size figures shared by the bucket indexes."""
+    counts = np.asarray(counts, dtype=np.float64)
+    if counts.size == 0:
+        return {"buckets": 0, "bucket_records_max": 0.0, "bucket_records_mean": 0.0,
+                "bucket_records_cov": 0.0}
+    mean = counts.mean()
+    return {
+        "buckets": int(counts.size),
+        "bucket_records_max": float(counts.max()),
+        "bucket_records_mean": float(mean),
+        "bucket_records_cov": float(counts.std() / mean) if mean else 0.0,
+    }

@@ -1,0 +1,585 @@
+"""Hudi's per-file bloom filters (SIMPLE and DYNAMIC_V0) built on pybloom-live.
+
+Hudi writes one bloom filter of the record keys into every base file's Parquet footer and the
+bloom index probes it to decide which files must be read. To reproduce the work that index does
+(and its false positives), this module keeps Hudi's *structure* exactly:
+
+* sizing from ``BloomFilterUtils``: ``m = ceil(n * -ln(fpp) / ln(2)^2)`` bits and
+  ``k = ceil(ln(2) * m / n)`` hash functions per row (defaults n=60000, fpp=1e-9 -> m=2587966,
+  k=30);
+* SIMPLE = one such row; DYNAMIC_V0 (``HoodieDynamicBoundedBloomFilter`` on
+  ``InternalDynamicBloomFilter``) = a matrix of rows: a new row every ``num_entries`` adds until
+  ``rows * num_entries >= max_entries``, then round-robin over the existing rows, with Hudi's
+  quirk that the add which hits the bound and the one after it both go to row 0;
+* membership = any row says yes; adds beyond ``num_entries`` are accepted (fpp rises);
+* serialization in Hudi's ``DataOutput`` layout (big-endian ints, bit vectors as
+  ``(m + 7) / 8`` little-bit-order bytes), base64 text, so footer sizes match Hudi's.
+
+What differs: bit positions come from pybloom-live's hashing (salted sha512/xxh128, one slice of
+``m/k`` bits per hash) instead of Hadoop's murmur over all ``m`` bits, so the footer records a
+hash-type byte Hudi does not know (``PYBLOOM_HASH_TYPE``) and a Hudi reader refuses it rather
+than misreading it. A short trailer after Hudi's bytes keeps what Hudi does not persist (fpp,
+max entries, per-row add counts, the round-robin cursor) so a reloaded filter behaves exactly
+like the original, including further adds.
+
+Bulk operations hash each key with pybloom's own salts and hash function, then set or test all
+bits with numpy; tests check these positions equal ``pybloom_live.BloomFilter.make_hashes``.
+"""
+
+from __future__ import annotations
+
+import base64
+import math
+import struct
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import bitarray
+import numpy as np
+import pybloom_live
+
+__all__ = [
+    "DEFAULT_FPP",
+    "DEFAULT_MAX_ENTRIES",
+    "DEFAULT_NUM_ENTRIES",
+    "DYNAMIC_V0",
+    "FOOTER_KEY",
+    "MAX_KEY",
+    "MIN_KEY",
+    "SIMPLE",
+    "TYPE_CODE_KEY",
+    "HoodieBloomFilter",
+    "hudi_bit_size",
+    "hudi_num_hashes",
+    "theoretical_fpp",
+]
+
+# Parquet footer key-value metadata names, as Hudi writes them (HoodieBloomFilterWriteSupport).
+FOOTER_KEY = "org.apache.hudi.bloomfilter"
+TYPE_CODE_KEY = "hoodie_bloom_filter_type_code"
+MIN_KEY = "hoodie_min_record_key"
+MAX_KEY = "hoodie_max_record_key"
+
+# BloomFilterTypeCode names (enum order matters to Hudi: SIMPLE=0, DYNAMIC_V0=1).
+SIMPLE = "SIMPLE"
+DYNAMIC_V0 = "DYNAMIC_V0"
+TYPE_CODES = (SIMPLE, DYNAMIC_V0)
+
+# Hudi defaults: hoodie.index.bloom.num_entries, .fpp, hoodie.bloom.index.filter.type,
+# hoodie.bloom.index.filter.dynamic.max.entries.
+DEFAULT_NUM_ENTRIES = 60000
+DEFAULT_FPP = 1e-9
+DEFAULT_MAX_ENTRIES = 100000
+
+_FILTER_VERSION = -1  # InternalFilter.VERSION
+HUDI_MURMUR_HASH_TYPE = 1  # org.apache.hudi.common.util.hash.Hash.MURMUR_HASH
+PYBLOOM_HASH_TYPE = 0x70  # 'p': not a Hudi hash type, marks pybloom-live bit positions
+_TRAILER_MAGIC = b"IXBP"
+_TRAILER_VERSION = 1
+_INT32_MAX = 2**31 - 1
+
+
+def hudi_bit_size(num_entries: int, fpp: float) -> int:
+    """``BloomFilterUtils.getBitSize``: bits for ``num_entries`` keys at ``fpp``."""
+    bits = math.ceil(num_entries * (-math.log(fpp) / (math.log(2) * math.log(2))))
+    return min(bits, _INT32_MAX)  # Java's (int) cast of a double saturates
+
+
+def hudi_num_hashes(bit_size: int, num_entries: int) -> int:
+    """``BloomFilterUtils.getNumHashes``: hash functions for ``bit_size`` bits and n keys."""
+    return math.ceil(math.log(2) * bit_size / num_entries)
+
+
+def theoretical_fpp(m: int, k: int, n: int | float) -> float:
+    """False-positive probability of pybloom's partitioned filter after ``n`` adds.
+
+    ``k`` slices of ``m/k`` bits, one bit set per slice per add: a probe's bit in a slice is set
+    with probability ``1 - (1 - k/m)^n``, and all ``k`` must be set.
+    """
+    if n <= 0:
+        return 0.0
+    if m <= 0 or k <= 0:
+        raise ValueError("m and k must be positive")
+    # log1p/expm1 keep precision for the tiny probabilities of the default sizing.
+    p_set = -math.expm1(n * math.log1p(-k / m))
+    return p_set**k
+
+
+class _Row(pybloom_live.BloomFilter):
+    """One pybloom-live filter sized by Hudi's m and k, accepting adds past its capacity.
+
+    pybloom's ``add`` raises ``IndexError`` once ``count > capacity``; Hudi's rows never
+    refuse a key, they just get a higher fpp. ``count`` counts every add, as Hudi's
+    ``currentNbRecord`` does, duplicates included.
+    """
+
+    def __init__(self, num_slices: int, bits_per_slice: int, capacity: int, error_rate: float):
+        # Not calling pybloom's __init__: it would derive its own k and m from fpp.
+        self._setup(error_rate, num_slices, bits_per_slice, capacity, 0)
+        self.bitarray = bitarray.bitarray(self.num_bits, endian="little")
+        self.bitarray.setall(False)
+
+    def add(self, key: Any, skip_check: bool = False) -> bool:
+        """pybloom's add without the capacity check; returns True if all bits were set."""
+        bits = self.bitarray
+        offset = 0
+        found_all = True
+        for k in self.make_hashes(key):
+            if found_all and not bits[offset + k]:
+                found_all = False
+            bits[offset + k] = True
+            offset += self.bits_per_slice
+        self.count += 1
+        return found_all
+
+    def copy(self) -> _Row:
+        new = _Row(self.num_slices, self.bits_per_slice, self.capacity, self.error_rate)
+        new.bitarray = self.bitarray.copy()
+        new.count = self.count
+        return new
+
+
+class _BulkHasher:
+    """pybloom-live's bit positions for many keys at once (same salts, hash and format).
+
+    Reads the salts and struct format from the ``make_hashes`` closure that pybloom built, so
+    positions are pybloom's by construction; falls back to calling ``make_hashes`` per key if a
+    future pybloom changes that closure.
+    """
+
+    def __init__(self, row: _Row):
+        self.row = row
+        self.k = row.num_slices
+        self.bits_per_slice = row.bits_per_slice
+        fn = row.make_hashes
+        cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or (), strict=False))
+        self.salts: tuple[Any, ...] | None = None
+        try:
+            salts = cells["salts"].cell_contents
+            fmt = cells["fmt"].cell_contents
+            if cells["num_slices"].cell_contents != self.k:
+                raise ValueError
+            codes = set(fmt)
+            if len(codes) != 1 or codes.pop() not in "HIQ":
+                raise ValueError
+            self.dtype = np.dtype({"H": np.uint16, "I": np.uint32, "Q": np.uint64}[fmt[0]])
+            self.salts = tuple(salts)
+        except (KeyError, ValueError, TypeError):
+            self.salts = None
+        self.offsets = np.arange(self.k, dtype=np.int64) * self.bits_per_slice
+
+    @property
+    def stages(self) -> int:
+        """Number of salts: the k positions come in this many independently hashed groups."""
+        return 1 if self.salts is None else len(self.salts)
+
+    @staticmethod
+    def encode(keys: Sequence[Any]) -> list[bytes]:
+        """Key bytes exactly as pybloom hashes them (UTF-8 of str, else of ``str(key)``)."""
+        return [k.encode("utf-8") if isinstance(k, str) else str(k).encode("utf-8") for k in keys]
+
+    def stage_positions(self, enc: Sequence[bytes], stage: int) -> np.ndarray:
+        """Absolute bit positions of the slices covered by salt ``stage``: (n, slices), int64."""
+        n = len(enc)
+        if self.salts is None:
+            flat = [p for kb in enc for p in self.row.make_hashes(kb.decode("utf-8"))]
+            return np.asarray(flat, dtype=np.int64).reshape(n, self.k) + self.offsets
+        per_salt = self.salts[0].digest_size // self.dtype.itemsize
+        lo = stage * per_salt
+        hi = min(self.k, lo + per_salt)
+        if n == 0:
+            return np.empty((0, hi - lo), dtype=np.int64)
+        salt = self.salts[stage]
+        parts: list[bytes] = []
+        append = parts.append
+        for kb in enc:
+            h = salt.copy()
+            h.update(kb)
+            append(h.digest())
+        words = np.frombuffer(b"".join(parts), dtype=self.dtype).reshape(n, per_salt)
+        words = words[:, : hi - lo] % self.dtype.type(self.bits_per_slice)
+        return words.astype(np.int64) + self.offsets[lo:hi]
+
+    def positions(self, keys: Sequence[Any]) -> np.ndarray:
+        """Absolute bit positions of all k slices, shape (len(keys), k), int64."""
+        enc = self.encode(keys)
+        if len(enc) == 0:
+            return np.empty((0, self.k), dtype=np.int64)
+        return np.hstack([self.stage_positions(enc, j) for j in range(self.stages)])
+
+
+def _set_bits(row: _Row, positions: np.ndarray) -> None:
+    """Set bits at ``positions`` (any shape) in the row's bitarray, in place."""
+    if positions.size == 0:
+        return
+    buf = np.frombuffer(row.bitarray, dtype=np.uint8)  # writable view, little bit order
+    flat = positions.ravel()
+    if flat.size * 16 < row.num_bits:
+        # Few keys: scatter-or straight into the bytes.
+        np.bitwise_or.at(buf, flat >> 3, (1 << (flat & 7)).astype(np.uint8))
+        return
+    # Many keys: unpack to one byte per bit, assign, pack back (linear in m, no ufunc.at).
+    bits = np.unpackbits(buf, bitorder="little")
+    bits[flat] = 1
+    buf[:] = np.packbits(bits, bitorder="little")
+
+
+def _test_bits(row: _Row, positions: np.ndarray) -> np.ndarray:
+    """Per key (row of ``positions``): are all its bits set?"""
+    buf = np.frombuffer(row.bitarray, dtype=np.uint8)
+    bits = (buf[positions >> 3] >> (positions & 7).astype(np.uint8)) & 1
+    return bits.all(axis=1)
+
+
+@dataclass
+class _DynamicPolicy:
+    """Which row each add goes to: ``InternalDynamicBloomFilter.add/getActiveStandardBF``.
+
+    Java, per add: if ``reachedMax`` -> ``matrix[curMatrixIndex++ % rows]``; else if
+    ``currentNbRecord >= nr`` and ``rows * nr < maxNr`` -> new row, ``currentNbRecord = 0``;
+    else if ``currentNbRecord >= nr`` -> ``reachedMax = true`` and ``matrix[0]`` (cursor not
+    advanced, so row 0 also takes the next add); else the last row. Then
+    ``currentNbRecord++``. Computed here segment by segment, not per key.
+    """
+
+    nr: int
+    max_nr: int
+    rows: int = 1
+    current: int = 0  # currentNbRecord (keeps counting after reachedMax, as in Java)
+    reached: bool = False  # reachedMax
+    cursor: int = 0  # curMatrixIndex
+
+    def assign(self, n: int) -> np.ndarray:
+        """Row index of each of the next ``n`` adds, advancing the state."""
+        out = np.empty(n, dtype=np.int64)
+        pos = 0
+        while pos < n:
+            if self.reached:
+                rest = n - pos
+                out[pos:] = (self.cursor + np.arange(rest, dtype=np.int64)) % self.rows
+                self.cursor += rest
+                self.current += rest
+                break
+            if self.current >= self.nr:
+                if self.rows * self.nr < self.max_nr:
+                    self.rows += 1
+                    self.current = 0
+                else:
+                    self.reached = True
+                    out[pos] = 0
+                    self.current += 1
+                    pos += 1
+                    continue
+            take = min(n - pos, self.nr - self.current)
+            out[pos : pos + take] = self.rows - 1
+            self.current += take
+            pos += take
+        return out
+
+
+def _as_key_list(keys: Iterable[Any]) -> list[Any]:
+    """Materialise keys (list, numpy, pandas, pyarrow) as a Python list of str."""
+    if hasattr(keys, "to_pylist"):
+        out = keys.to_pylist()  # pyarrow
+    elif hasattr(keys, "tolist"):
+        out = keys.tolist()  # numpy / pandas
+    else:
+        out = list(keys)
+    if any(k is None for k in out):
+        raise TypeError("bloom filter keys cannot be null (Hudi throws NullPointerException)")
+    return out
+
+
+class HoodieBloomFilter:
+    """Hudi's SIMPLE / DYNAMIC_V0 bloom filter over record keys, on pybloom-live rows."""
+
+    def __init__(
+        self,
+        type_code: str,
+        num_entries: int,
+        fpp: float,
+        max_entries: int,
+        *,
+        _rows: list[_Row] | None = None,
+        _policy: _DynamicPolicy | None = None,
+    ):
+        code = type_code.upper()  # Hudi compares with equalsIgnoreCase
+        if code not in TYPE_CODES:
+            raise ValueError(f"Bloom Filter type code not recognizable {type_code!r}")
+        if num_entries <= 0:
+            raise ValueError("num_entries must be positive")
+        if not 0.0 < fpp < 1.0:
+            raise ValueError("fpp must be in (0, 1)")
+        self._type_code = code
+        self._num_entries = int(num_entries)
+        self._fpp = float(fpp)
+        self._max_entries = int(max_entries)
+        if _rows is None:
+            m = hudi_bit_size(self._num_entries, self._fpp)
+            k = hudi_num_hashes(m, self._num_entries)
+            _rows = [_Row(k, -(-m // k), self._num_entries, self._fpp)]
+        self._rows = _rows
+        if code == SIMPLE:
+            # A single row forever: model as a policy that never grows past row 0.
+            self._policy = _policy or _DynamicPolicy(nr=_INT32_MAX, max_nr=0, rows=1)
+        else:
+            self._policy = _policy or _DynamicPolicy(nr=self._num_entries, max_nr=max_entries)
+        self._hasher = _BulkHasher(self._rows[0])
+
+    @classmethod
+    def create(
+        cls,
+        type_code: str = DYNAMIC_V0,
+        num_entries: int = DEFAULT_NUM_ENTRIES,
+        fpp: float = DEFAULT_FPP,
+        max_entries: int = DEFAULT_MAX_ENTRIES,
+    ) -> HoodieBloomFilter:
+        """``BloomFilterFactory.createBloomFilter`` with Hudi's defaults."""
+        return cls(type_code, num_entries, fpp, max_entries)
+
+    # -- properties -----------------------------------------------------------------------
+    @property
+    def type_code(self) -> str:
+        """``SIMPLE`` or ``DYNAMIC_V0``: the value written under ``TYPE_CODE_KEY``."""
+        return self._type_code
+
+    @property
+    def num_entries(self) -> int:
+        return self._num_entries
+
+    @property
+    def fpp(self) -> float:
+        return self._fpp
+
+    @property
+    def max_entries(self) -> int:
+        return self._max_entries
+
+    @property
+    def rows(self) -> int:
+        """Rows in the matrix (always 1 for SIMPLE)."""
+        return len(self._rows)
+
+    @property
+    def bits_per_row(self) -> int:
+        """m actually allocated: ``k * ceil(m_hudi / k)`` (pybloom slices are equal)."""
+        return self._rows[0].num_bits
+
+    @property
+    def hashes_per_row(self) -> int:
+        """k (pybloom slices)."""
+        return self._rows[0].num_slices
+
+    @property
+    def count(self) -> int:
+        """Keys added in total (duplicates included, as Hudi counts)."""
+        return int(sum(r.count for r in self._rows))
+
+    @property
+    def row_counts(self) -> list[int]:
+        """Adds that went to each row, in row order."""
+        return [int(r.count) for r in self._rows]
+
+    @property
+    def size_bytes(self) -> int:
+        """Bytes of the serialized filter before base64: Hudi's layout plus our trailer.
+
+        The footer value (base64 text) is ``4 * ceil(size_bytes / 3)`` characters.
+        """
+        return len(self._to_bytes())
+
+    # -- adding and probing ---------------------------------------------------------------
+    def add(self, key: str) -> None:
+        """Add one key (Hudi: ``BloomFilter.add(String)``)."""
+        self.add_keys([key])
+
+    def add_keys(self, keys: Iterable[str]) -> None:
+        """Add keys in order; each goes to the row Hudi's add policy picks."""
+        key_list = _as_key_list(keys)
+        if not key_list:
+            return
+        targets = self._policy.assign(len(key_list))
+        while len(self._rows) < self._policy.rows:
+            r0 = self._rows[0]
+            self._rows.append(_Row(r0.num_slices, r0.bits_per_slice, r0.capacity, r0.error_rate))
+        pos = self._hasher.positions(key_list)
+        if len(self._rows) == 1:
+            _set_bits(self._rows[0], pos)
+            self._rows[0].count += len(key_list)
+            return
+        counts = np.bincount(targets, minlength=len(self._rows))
+        for r, row in enumerate(self._rows):
+            if counts[r]:
+                _set_bits(row, pos[targets == r])
+                row.count += int(counts[r])
+
+    def might_contain(self, key: str) -> bool:
+        """Membership: False means certainly absent; True may be a false positive."""
+        return bool(self.might_contain_many([key])[0])
+
+    def might_contain_many(self, keys: Iterable[str]) -> np.ndarray:
+        """Vectorized ``might_contain``: bool array aligned with ``keys``.
+
+        Hashes salt by salt, as pybloom's lazy ``make_hashes`` does, so a key already ruled out
+        by every row after the first salt's slices never pays for the second hash.
+        """
+        enc = self._hasher.encode(_as_key_list(keys))
+        n = len(enc)
+        alive = np.ones((len(self._rows), n), dtype=bool)
+        cand = np.arange(n)
+        for stage in range(self._hasher.stages):
+            if cand.size == 0:
+                break
+            sub = enc if cand.size == n else [enc[i] for i in cand]
+            pos = self._hasher.stage_positions(sub, stage)
+            for r, row in enumerate(self._rows):
+                live = alive[r, cand]
+                if live.any():
+                    alive[r, cand[live]] = _test_bits(row, pos[live])
+            cand = cand[alive[:, cand].any(axis=0)]
+        return alive.any(axis=0)
+
+    def __contains__(self, key: str) -> bool:
+        return self.might_contain(key)
+
+    def __len__(self) -> int:
+        return self.count
+
+    # -- false-positive model -------------------------------------------------------------
+    def theoretical_fpp(self, n: int | None = None) -> float:
+        """Expected fpp of a non-member probe: ``1 - prod(1 - fp_row(n_row))``.
+
+        With ``n=None`` the rows' actual add counts are used; otherwise the counts Hudi's add
+        policy would give an empty filter of this configuration after ``n`` adds.
+        """
+        if n is None:
+            counts = self.row_counts
+        else:
+            if self._type_code == SIMPLE:
+                counts = [int(n)]
+            else:
+                policy = _DynamicPolicy(nr=self._num_entries, max_nr=self._max_entries)
+                rows = policy.assign(int(n))
+                counts = np.bincount(rows, minlength=policy.rows).tolist()
+        m, k = self.bits_per_row, self.hashes_per_row
+        miss = 1.0
+        for c in counts:
+            miss *= 1.0 - theoretical_fpp(m, k, c)
+        return 1.0 - miss
+
+    # -- serialization --------------------------------------------------------------------
+    def _to_bytes(self) -> bytes:
+        k, m = self.hashes_per_row, self.bits_per_row
+        header = struct.pack(">iibi", _FILTER_VERSION, k, PYBLOOM_HASH_TYPE, m)
+        chunks: list[bytes] = []
+        if self._type_code == SIMPLE:
+            chunks += [header, self._rows[0].bitarray.tobytes()]
+        else:
+            # InternalDynamicBloomFilter.write: header, nr, currentNbRecord, rows, each row.
+            p = self._policy
+            cur32 = (p.current + 2**31) % 2**32 - 2**31  # Java int wraps
+            chunks += [header, struct.pack(">iii", p.nr, cur32, len(self._rows))]
+            for row in self._rows:
+                chunks += [header, row.bitarray.tobytes()]
+        p = self._policy
+        chunks.append(
+            _TRAILER_MAGIC
+            + struct.pack(
+                ">idiqq?qi",
+                _TRAILER_VERSION,
+                self._fpp,
+                self._num_entries,
+                self._max_entries,
+                p.current,
+                p.reached,
+                p.cursor,
+                len(self._rows),
+            )
+            + struct.pack(f">{len(self._rows)}q", *self.row_counts)
+        )
+        return b"".join(chunks)
+
+    def serialize(self) -> str:
+        """Base64 text for the Parquet footer under ``FOOTER_KEY`` (Hudi's serializeToString)."""
+        return base64.b64encode(self._to_bytes()).decode("ascii")
+
+    @classmethod
+    def deserialize(cls, text: str, type_code: str) -> HoodieBloomFilter:
+        """Inverse of :meth:`serialize` (Hudi's ``BloomFilterFactory.fromString``)."""
+        code = type_code.upper()
+        if code not in TYPE_CODES:
+            raise ValueError(f"Bloom Filter type code not recognizable {type_code!r}")
+        data = base64.b64decode(text)
+        off = 0
+
+        def read(fmt: str) -> tuple[Any, ...]:
+            nonlocal off
+            size = struct.calcsize(fmt)
+            if off + size > len(data):
+                raise ValueError("truncated bloom filter")
+            vals = struct.unpack_from(fmt, data, off)
+            off += size
+            return vals
+
+        def read_row() -> tuple[int, int, bytes]:
+            nonlocal off
+            version, k, hash_type, m = read(">iibi")
+            if version != _FILTER_VERSION:
+                raise ValueError(f"unsupported bloom filter version {version}")
+            if hash_type != PYBLOOM_HASH_TYPE:
+                raise ValueError(
+                    f"hash type {hash_type} is not pybloom-live's; filters written by Hudi "
+                    "itself (murmur/jenkins hashing) cannot be probed here"
+                )
+            nbytes = (m + 7) // 8
+            if off + nbytes > len(data):
+                raise ValueError("truncated bloom filter")
+            bits = data[off : off + nbytes]
+            off += nbytes
+            return k, m, bits
+
+        raw_rows: list[tuple[int, int, bytes]] = []
+        if code == SIMPLE:
+            raw_rows.append(read_row())
+        else:
+            read(">iibi")  # the outer InternalFilter header (same k, m as the rows)
+            nr, _current, n_rows = read(">iii")
+            raw_rows.extend(read_row() for _ in range(n_rows))
+        if data[off : off + 4] != _TRAILER_MAGIC:
+            raise ValueError("bloom filter lacks indexbench's trailer")
+        off += 4
+        (ver, fpp, num_entries, max_entries, current, reached, cursor, n_rows) = read(">idiqq?qi")
+        if ver != _TRAILER_VERSION or n_rows != len(raw_rows):
+            raise ValueError("inconsistent bloom filter trailer")
+        counts = read(f">{n_rows}q")
+        rows: list[_Row] = []
+        for (k, m, bits), c in zip(raw_rows, counts, strict=True):
+            if m % k:
+                raise ValueError("bit vector is not k equal slices")
+            row = _Row(k, m // k, num_entries, fpp)
+            ba = bitarray.bitarray(endian="little")
+            ba.frombytes(bits)
+            del ba[m:]
+            row.bitarray = ba
+            row.count = int(c)
+            rows.append(row)
+        if code == SIMPLE:
+            policy = _DynamicPolicy(nr=_INT32_MAX, max_nr=0, rows=1, current=current)
+        else:
+            policy = _DynamicPolicy(
+                nr=nr,
+                max_nr=max_entries,
+                rows=len(rows),
+                current=current,
+                reached=bool(reached),
+                cursor=cursor,
+            )
+        return cls(code, num_entries, fpp, max_entries, _rows=rows, _policy=policy)
+
+    def __repr__(self) -> str:
+        return (
+            f"HoodieBloomFilter({self._type_code}, num_entries={self._num_entries}, "
+            f"fpp={self._fpp:g}, max_entries={self._max_entries}, rows={self.rows}, "
+            f"count={self.count}, m={self.bits_per_row}, k={self.hashes_per_row})"
+        )

@@ -1,0 +1,309 @@
+"""Batch generation without Spark: rows [start, stop) of a batch as a pure function.
+
+Why this shape: Spark executors (spark_source), the simulator and tests must produce the
+*same* rows from the Workload alone, whatever slicing they use. So:
+- insert/update bookkeeping is arithmetic on (w, batch): batch b's rows are spread
+  Bresenham-style so that row i is an insert iff floor((i+1)·I/R) > floor(i·I/R), and
+  the insert's ordinal is `inserts_before(w, b) + floor(i·I/R)`;
+- per-row randomness comes from `np.random.default_rng([seed, batch, block])` over
+  fixed blocks of BLOCK rows, so a slice only ever regenerates whole blocks;
+- per-key properties (the key text, its date partition, late arrival, index key) are
+  hashes of the insert ordinal, so an update finds its key's partition without state.
+
+Columns: key (str), dt (str, yyyy-MM-dd), ts (int64, microseconds since the epoch:
+start_date midnight + global row number; late arrivals use their own older date, so
+they are older than everything on time and still unique), index_key (str), payload (str).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import functools
+from collections.abc import Iterator
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from . import distributions as dist
+from . import keys as K
+from .spec import Workload
+
+BLOCK = 65_536
+COLUMNS = ("key", "dt", "ts", "index_key", "payload")
+ARROW_SCHEMA = pa.schema(
+    [
+        ("key", pa.string()),
+        ("dt", pa.string()),
+        ("ts", pa.int64()),
+        ("index_key", pa.string()),
+        ("payload", pa.string()),
+    ]
+)
+_US_PER_DAY = 86_400 * 1_000_000
+_EPOCH = _dt.date(1970, 1, 1)
+
+
+# --------------------------------------------------------------------------- bookkeeping
+
+
+@functools.lru_cache(maxsize=128)
+def _schedule(w: Workload) -> tuple[np.ndarray, ...]:
+    """Per batch 0..batches: rows, inserts, inserts_before, row_offset, updates_before."""
+    nb = w.batches + 1
+    rows = np.zeros(nb, dtype=np.int64)
+    ins = np.zeros(nb, dtype=np.int64)
+    rows[0] = ins[0] = w.initial_records
+    existing = w.initial_records
+    for b in range(1, nb):
+        rows[b] = w.batch_size
+        if existing == 0:
+            ins[b] = w.batch_size  # nothing to update yet
+        else:
+            ins[b] = int(np.floor(w.batch_size * insert_share(w, b) + 0.5))
+        existing += int(ins[b])
+    before = np.concatenate([[0], np.cumsum(ins)[:-1]]).astype(np.int64)
+    offset = np.concatenate([[0], np.cumsum(rows)[:-1]]).astype(np.int64)
+    upd = rows - ins
+    upd_before = np.concatenate([[0], np.cumsum(upd)[:-1]]).astype(np.int64)
+    if int(rows.sum()) >= _US_PER_DAY:
+        raise ValueError("batch_size: a run must have fewer than 86.4e9 rows (ts layout)")
+    for a in (rows, ins, before, offset, upd_before):
+        a.setflags(write=False)
+    return rows, ins, before, offset, upd_before
+
+
+def insert_share(w: Workload, batch: int) -> float:
+    """Share of batch `batch` (>= 1) rows that insert new keys.
+
+    "constant": 1 - update_fraction every batch. "accelerating": grows linearly with the
+    batch number, (1 - update_fraction)·2b/(B+1) capped at 1, so the mean over the run is
+    still 1 - update_fraction but the table grows faster and faster.
+    """
+    if batch == 0:
+        return 1.0
+    base = 1.0 - w.update_fraction
+    if w.growth == "accelerating":
+        return min(1.0, base * 2.0 * batch / (w.batches + 1))
+    return base
+
+
+def _check_batch(w: Workload, batch: int) -> None:
+    if not 0 <= batch <= w.batches:
+        raise ValueError(f"batch: {batch} outside 0..{w.batches}")
+
+
+def batch_rows(w: Workload, batch: int) -> int:
+    """Rows of batch `batch`: initial_records for 0, batch_size after."""
+    _check_batch(w, batch)
+    return int(_schedule(w)[0][batch])
+
+
+def batch_inserts(w: Workload, batch: int) -> int:
+    """Rows of batch `batch` that insert new keys."""
+    _check_batch(w, batch)
+    return int(_schedule(w)[1][batch])
+
+
+def batch_updates(w: Workload, batch: int) -> int:
+    """Rows of batch `batch` that update existing keys (duplicates included)."""
+    return batch_rows(w, batch) - batch_inserts(w, batch)
+
+
+def inserts_before(w: Workload, batch: int) -> int:
+    """Keys existing before batch `batch`; updates draw ordinals in [0, inserts_before)."""
+    if batch == w.batches + 1:
+        return total_keys(w)
+    _check_batch(w, batch)
+    return int(_schedule(w)[2][batch])
+
+
+def total_keys(w: Workload) -> int:
+    """Distinct keys after the whole run."""
+    return int(_schedule(w)[1].sum())
+
+
+def row_offset(w: Workload, batch: int) -> int:
+    """Rows of all earlier batches: the global row number of this batch's row 0."""
+    _check_batch(w, batch)
+    return int(_schedule(w)[3][batch])
+
+
+# --------------------------------------------------------------------------- per-key properties
+
+
+def partition_dates(w: Workload) -> list[str]:
+    """The on-time date partitions, oldest first (late arrivals go before the first)."""
+    return [(w.start + _dt.timedelta(days=p)).isoformat() for p in range(w.partitions)]
+
+
+@functools.lru_cache(maxsize=64)
+def _partition_cdf(partitions: int, skew: float) -> np.ndarray:
+    # rank 1 = newest date; weight rank^-skew (skew 0 = even)
+    rank = np.arange(partitions, 0, -1, dtype=np.float64)
+    c = np.cumsum(rank ** (-skew))
+    return c / c[-1]
+
+
+def partition_weights(w: Workload) -> np.ndarray:
+    """Probability of each on-time partition (oldest first) for an on-time insert."""
+    c = _partition_cdf(w.partitions, float(w.partition_skew))
+    return np.diff(np.concatenate([[0.0], c]))
+
+
+def day_offsets(w: Workload, ordinals: np.ndarray) -> np.ndarray:
+    """Date partition of each key as days after start_date (negative = late arrival).
+
+    A pure function of the insert ordinal, so updates land in their key's partition.
+    Keys of the initial load are never late.
+    """
+    o = np.asarray(ordinals, dtype=np.int64)
+    u = K.hash_uniform(w.seed, K.STREAM_PARTITION, o)
+    p = np.searchsorted(_partition_cdf(w.partitions, float(w.partition_skew)), u, side="right")
+    off = np.minimum(p, w.partitions - 1).astype(np.int32)
+    if w.late_arrival_share > 0:
+        late = (o >= w.initial_records) & (
+            K.hash_uniform(w.seed, K.STREAM_LATE, o) < w.late_arrival_share
+        )
+        if late.any():
+            d = K.hash_uniform(w.seed, K.STREAM_LATE_DAY, o[late])
+            off[late] = -(1 + np.minimum((d * w.late_arrival_depth).astype(np.int32),
+                                         w.late_arrival_depth - 1))
+    return off
+
+
+def _dt_strings(w: Workload) -> pa.Array:
+    depth = w.late_arrival_depth
+    return pa.array(
+        [(w.start + _dt.timedelta(days=d)).isoformat() for d in range(-depth, w.partitions)],
+        type=pa.string(),
+    )
+
+
+# --------------------------------------------------------------------------- batch rows
+
+
+def _update_ordinals(w: Workload, batch: int, u1: np.ndarray, u2: np.ndarray,
+                     upd_index: np.ndarray) -> np.ndarray:
+    n = inserts_before(w, batch)
+    d = w.distribution
+    theta = float(w.zipfian_constant)
+    if d == "uniform":
+        return dist.uniform(u1, n)
+    if d == "zipfian":
+        return dist.zipfian(u1, n, theta)
+    if d == "scrambled_zipfian":
+        return dist.scrambled_zipfian(u1, n, theta)
+    if d == "latest":
+        return dist.latest(u1, n, theta, initial=w.initial_records)
+    if d == "hotspot":
+        return dist.hotspot(u1, u2, n, w.hotspot_set_fraction, w.hotspot_opn_fraction)
+    if d == "sequential":
+        return dist.sequential(int(_schedule(w)[4][batch]) + upd_index, n)
+    raise ValueError(f"distribution: unknown {d!r}")
+
+
+def _block(w: Workload, batch: int, block: int, lo: int, hi: int,
+           with_payload: bool) -> dict[str, np.ndarray]:
+    """Rows [lo, hi) of one block; randomness drawn for the whole block, then sliced."""
+    rows_b, ins_b, before, offset, _ = (int(a[batch]) for a in _schedule(w))
+    b0 = block * BLOCK
+    m = min(BLOCK, rows_b - b0)
+    rng = np.random.default_rng([w.seed, batch, block])
+    u1 = rng.random(m)[lo - b0 : hi - b0]
+    u2 = rng.random(m)[lo - b0 : hi - b0]
+    raw = None
+    if with_payload and w.payload_bytes > 0:
+        raw = np.frombuffer(rng.bytes(m * w.payload_bytes), dtype=np.uint8)
+        raw = raw.reshape(m, w.payload_bytes)[lo - b0 : hi - b0]
+    i = np.arange(lo, hi, dtype=np.int64)
+    c = (i * ins_b) // rows_b
+    is_insert = ((i + 1) * ins_b) // rows_b > c
+    ordinal = before + c
+    if not is_insert.all():
+        upd = ~is_insert
+        ordinal[upd] = _update_ordinals(w, batch, u1[upd], u2[upd], (i - c)[upd])
+    off = day_offsets(w, ordinal)
+    base = (w.start - _EPOCH).days * _US_PER_DAY
+    ts = base + offset + i
+    late = is_insert & (off < 0)
+    if late.any():
+        ts[late] += off[late].astype(np.int64) * _US_PER_DAY
+    return {"ordinal": ordinal, "is_update": ~is_insert, "day_offset": off, "ts": ts,
+            "payload_raw": raw}
+
+
+def _blocks(w: Workload, batch: int, start: int, stop: int | None,
+            with_payload: bool) -> Iterator[dict[str, np.ndarray]]:
+    rows_b = batch_rows(w, batch)
+    stop = rows_b if stop is None else stop
+    if not 0 <= start <= stop <= rows_b:
+        raise ValueError(f"start/stop: [{start}, {stop}) outside batch of {rows_b} rows")
+    pos = start
+    while pos < stop:
+        k = pos // BLOCK
+        hi = min(stop, (k + 1) * BLOCK)
+        yield _block(w, batch, k, pos, hi, with_payload)
+        pos = hi
+
+
+def batch_arrays(w: Workload, batch: int, start: int = 0,
+                 stop: int | None = None) -> dict[str, np.ndarray]:
+    """Rows [start, stop) as numpy arrays, no strings: `ordinal` (int64, the key's insert
+    ordinal), `is_update` (bool), `day_offset` (int32, date partition as days after
+    start_date), `ts` (int64). The simulator's fast path; same rows as batch_frame."""
+    parts = list(_blocks(w, batch, start, stop, with_payload=False))
+    names = ("ordinal", "is_update", "day_offset", "ts")
+    if not parts:
+        return {
+            "ordinal": np.empty(0, np.int64), "is_update": np.empty(0, bool),
+            "day_offset": np.empty(0, np.int32), "ts": np.empty(0, np.int64),
+        }
+    return {n: np.concatenate([p[n] for p in parts]) for n in names}
+
+
+def _table_from_block(w: Workload, blk: dict[str, np.ndarray]) -> pa.Table:
+    o = blk["ordinal"]
+    key = K.record_keys(w.key_format, w.seed, o)
+    dt = _dt_strings(w).take(pa.array(blk["day_offset"] + w.late_arrival_depth))
+    if w.index_key_cardinality == 0:
+        ik = key
+    else:
+        ik = K.index_keys(w.seed, o, w.index_key_cardinality, float(w.index_key_skew))
+    if blk["payload_raw"] is None:
+        pl = pa.array([""] * len(o), type=pa.string())
+    else:
+        pl = K.payloads(blk["payload_raw"])
+    cols = [key, dt, pa.array(blk["ts"], type=pa.int64()), ik, pl]
+    cols = [c.cast(pa.string()) if c.type == pa.large_string() else c for c in cols]
+    return pa.Table.from_arrays(cols, schema=ARROW_SCHEMA)
+
+
+def iter_tables(w: Workload, batch: int, start: int = 0,
+                stop: int | None = None) -> Iterator[pa.Table]:
+    """Rows [start, stop) as Arrow tables of at most BLOCK rows (bounded memory)."""
+    for blk in _blocks(w, batch, start, stop, with_payload=True):
+        yield _table_from_block(w, blk)
+
+
+def batch_table(w: Workload, batch: int, start: int = 0, stop: int | None = None) -> pa.Table:
+    """Rows [start, stop) of batch `batch` as one Arrow table."""
+    tables = list(iter_tables(w, batch, start, stop))
+    if not tables:
+        return ARROW_SCHEMA.empty_table()
+    return pa.concat_tables(tables)
+
+
+def batch_frame(w: Workload, batch: int, start: int = 0, stop: int | None = None) -> pd.DataFrame:
+    """Rows [start, stop) of batch `batch` as pandas (str columns are object dtype)."""
+    tb = batch_table(w, batch, start, stop)
+    # column by column: several times faster than Table.to_pandas for object strings
+    return pd.DataFrame(
+        {c: tb.column(c).to_numpy(zero_copy_only=False) for c in COLUMNS}, copy=False
+    )
+
+
+def iter_batches(w: Workload, arrow: bool = False) -> Iterator[tuple[int, pd.DataFrame | pa.Table]]:
+    """(batch, rows) for batch 0..batches, without Spark; Arrow tables if `arrow`."""
+    for b in range(w.batches + 1):
+        yield b, (batch_table(w, b) if arrow else batch_frame(w, b))
