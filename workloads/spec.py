@@ -157,7 +157,9 @@ def _validate(w: Workload) -> None:
             f"got {w.zipfian_constant!r}"
         )
     if w.distribution not in DISTRIBUTIONS:
-        raise ValueError(f"distribution: unknown {w.distribution!r}, expected one of {DISTRIBUTIONS}")
+        raise ValueError(
+            f"distribution: unknown {w.distribution!r}, expected one of {DISTRIBUTIONS}"
+        )
     if w.key_format not in KEY_FORMATS:
         raise ValueError(f"key_format: unknown {w.key_format!r}, expected one of {KEY_FORMATS}")
     if w.growth not in GROWTHS:
