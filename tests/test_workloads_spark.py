@@ -1,10 +1,9 @@
-"""Workloads inside Spark: executors generate the same rows as the Spark-free generator."""
+"""Workloads inside Spark: executors generate the same rows as the Spark-free generator.
+
+Uses the session-scoped `spark` fixture of tests/conftest.py.
+"""
 
 from __future__ import annotations
-
-import os
-import sys
-from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -12,27 +11,6 @@ import pytest
 import workloads
 from workloads import generator as G
 from workloads.spark_source import batch_df
-
-_CONFTEST = Path(__file__).with_name("conftest.py")
-if not (_CONFTEST.exists() and "def spark" in _CONFTEST.read_text()):
-    # stand-in until tests/conftest.py provides the shared session fixture
-
-    @pytest.fixture(scope="session")
-    def spark():
-        os.environ["PYSPARK_PYTHON"] = sys.executable
-        from pyspark.sql import SparkSession
-
-        existed = SparkSession.getActiveSession() is not None
-        session = (
-            SparkSession.builder.master("local[2]")
-            .appName("indexbench-workloads-tests")
-            .config("spark.ui.enabled", "false")
-            .config("spark.sql.shuffle.partitions", "4")
-            .getOrCreate()
-        )
-        yield session
-        if not existed:
-            session.stop()
 
 
 def _sorted(df: pd.DataFrame) -> pd.DataFrame:

@@ -200,10 +200,10 @@ def presets() -> dict[str, Workload]:
 
 
 def describe(name: str) -> str:
-    """One line for `indexbench list`: the preset's name, description and key figures."""
+    """One line for `indexbench list` (which shows the name apart): description + figures."""
     w = presets()[name] if name in presets() else load(name)
     return (
-        f"{w.name}: {w.description or 'no description'} "
+        f"{w.description or 'no description'} "
         f"[{w.initial_records:,} initial + {w.batches}x{w.batch_size:,}, "
         f"{w.update_fraction:.0%} updates, {w.distribution}, {w.key_format} keys, "
         f"{w.partitions} partitions]"

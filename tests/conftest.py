@@ -1,0 +1,37 @@
+"""One SparkSession for the whole test session, and small helpers the tests share."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from indexbench import basefile as bf
+from indexbench.spark import get_session
+from indexbench.table import Table
+
+
+@pytest.fixture(scope="session")
+def spark():
+    session = get_session("local[2]", app_name="indexbench-tests", shuffle_partitions=4,
+                          conf={"spark.default.parallelism": "2",
+                                "spark.driver.memory": "2g"})
+    yield session
+    session.stop()
+
+
+def read_snapshot(uri: str) -> pd.DataFrame:
+    """Every record of the committed snapshot (tests only: small tables)."""
+    table = Table(uri)
+    frames = [bf.read_base_file(table.fs, table.abs_path(s.path)).to_pandas()
+              for s in table.snapshot().slices.values()]
+    if not frames:
+        return pd.DataFrame()
+    return pd.concat(frames, ignore_index=True)
+
+
+def table_files(uri: str) -> set[str]:
+    """Every file under the table root (relative paths), to prove nothing was written."""
+    table = Table(uri)
+    from indexbench.fs import list_files
+
+    return {i.path[len(table.root):] for i in list_files(table.fs, table.root, recursive=True)}

