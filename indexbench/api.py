@@ -97,6 +97,11 @@ def run(index: str = "bloom", workload: str | workloads.Workload = "uniform", *,
             m.write_metrics(out, rows)
             if progress:
                 progress(row)
+            # inline table services after the commit (e.g. multiple-rehash's auto-rescale)
+            for extra in getattr(idx, "run_table_services", lambda *a, **k: [])(
+                    spark, tbl, batch_no=b):
+                rows.append({"run_id": run_id, "index": index, "workload": w.name, **extra})
+                m.write_metrics(out, rows)
     df = m.to_frame(rows)
     return df[df["index"] == index].reset_index(drop=True)
 
@@ -137,6 +142,8 @@ SUMMARY_COLUMNS = ["tag_s", "write_s", "total_s", "files_read", "bytes_read",
 
 def summary(df: pd.DataFrame) -> pd.DataFrame:
     """Median per index of the upsert batches after the initial load (batch ≥ 1)."""
+    if "operation" in df.columns:  # rescale rows are not upsert batches
+        df = df[df["operation"].fillna("upsert") == "upsert"]
     upserts = df[(df["batch"] >= 1)] if (df["batch"] >= 1).any() else df
     cols = [c for c in SUMMARY_COLUMNS if c in df.columns]
     return upserts.groupby("index", sort=False)[cols].median()

@@ -72,12 +72,17 @@ def bucket_of_file_id(file_id: str) -> int:
 def write_base_file(
     fs: pafs.FileSystem, path: str, table: pa.Table, footer: dict[str, str]
 ) -> int:
-    """Write one base file with ``footer`` as Parquet key-value metadata; returns its size."""
-    meta = dict(table.schema.metadata or {})
-    meta.update({k.encode(): v.encode() for k, v in footer.items()})
-    table = table.replace_schema_metadata(meta)
+    """Write one base file with ``footer`` as Parquet key-value metadata; returns its size.
+
+    The Arrow schema blob is not stored: it would repeat the footer metadata (the bloom
+    filter) a second time, base64-encoded; Hudi footers hold it once.
+    """
+    table = table.replace_schema_metadata(None)
     with fs.open_output_stream(path) as out:
-        pq.write_table(table, out, compression="snappy")
+        with pq.ParquetWriter(out, table.schema, compression="snappy",
+                              store_schema=False) as writer:
+            writer.write_table(table)
+            writer.add_key_value_metadata(footer)
     return fs.get_file_info(path).size
 
 

@@ -156,6 +156,22 @@ def cmd_list(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_rescale(args: argparse.Namespace) -> int:
+    from indexbench.rescale import rescale_table
+
+    row = rescale_table(args.table, args.mode, args.factor, args.partitions, args.buckets,
+                        out=args.out, master=args.master)
+    console.print(
+        f"[green]✓[/green] {args.mode}: {row['from_buckets']:,} → {row['to_buckets']:,} buckets "
+        f"in {row['partitions_touched']} partition(s), {row['records']:,} records, "
+        f"{row['total_s']:.2f}s; read {row['files_read']} files / {row['bytes_read']:,} B, "
+        f"wrote {row['files_written']} files / {row['bytes_written']:,} B, "
+        f"shuffle {row['shuffle_bytes']:,} B (instant {row['instant']})")
+    if args.out:
+        console.print(f"metrics: {args.out}/metrics.parquet")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     import indexes
 
@@ -174,6 +190,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("table")
     p.add_argument("--master")
     p.set_defaults(func=cmd_verify)
+    p = sub.add_parser("rescale", help="grow a multiple-rehash table's buckets (replacecommit)")
+    p.add_argument("table")
+    p.add_argument("--factor", help="k: N -> k*N buckets (rehash: integer >= 2)")
+    p.add_argument("--buckets", type=int, help="overwrite only: the new bucket count")
+    p.add_argument("--mode", choices=["rehash", "overwrite"], default="rehash")
+    p.add_argument("--partition", action="append", dest="partitions", metavar="P",
+                   help="partition to rescale (repeatable; default: all)")
+    p.add_argument("--out", help="append the metrics row to DIR/metrics.parquet")
+    p.add_argument("--master")
+    p.set_defaults(func=cmd_rescale)
     p = sub.add_parser("list", help="indexes, their parameters and the workload presets")
     p.set_defaults(func=cmd_list)
     return parser
