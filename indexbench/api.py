@@ -157,4 +157,21 @@ def verify(table: str, spark=None, master: str | None = None) -> list[str]:
     return verify_table(spark, table)
 
 
-__all__ = ["run", "compare", "verify", "summary", "load_workload", "IndexBenchError"]
+def report(dirs: str | os.PathLike | Sequence[str | os.PathLike] = (), out: str | None = None,
+           asv_results: str | None = None, strict: bool = False) -> Path:
+    """Figures and an offline index.html for metrics dirs and/or asv results; the page path.
+
+    Without ``out``: ``<DIR>/report`` for one directory, ``./report`` otherwise.
+    """
+    import reports
+
+    dirs = [dirs] if isinstance(dirs, str | os.PathLike) else list(dirs)
+    if not dirs:
+        if asv_results is None:
+            raise ValueError("report needs metrics directories or asv results")
+        return reports.write_asv_report(asv_results, out or "report")
+    return reports.write_report(dirs, out, asv_results=asv_results, strict=strict)
+
+
+__all__ = ["run", "compare", "verify", "summary", "report", "load_workload",
+           "IndexBenchError"]

@@ -119,6 +119,17 @@ def cmd_compare(args: argparse.Namespace) -> int:
                          master=args.master, progress=on_batch)
     _print_summary(df)
     console.print(f"metrics: {out}/metrics.parquet")
+    console.print(f"report: {api.report([out])}")
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from indexbench import api
+
+    if not args.dirs and not args.asv:
+        raise SystemExit("indexbench report: give metrics DIR(s) and/or --asv RESULTS_DIR")
+    page = api.report(args.dirs, out=args.out, asv_results=args.asv, strict=args.strict)
+    console.print(f"report: {page}")
     return 0
 
 
@@ -200,6 +211,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", help="append the metrics row to DIR/metrics.parquet")
     p.add_argument("--master")
     p.set_defaults(func=cmd_rescale)
+    p = sub.add_parser("report", help="figures + index.html from metrics dirs (and asv results)")
+    p.add_argument("dirs", nargs="*", metavar="DIR", help="metrics directories of runs")
+    p.add_argument("--out", help="report directory (default DIR/report, or ./report)")
+    p.add_argument("--asv", metavar="RESULTS_DIR", help="asv results dir: chart each track_* "
+                   "benchmark over commits")
+    p.add_argument("--strict", action="store_true",
+                   help="unknown extra metrics columns are errors, not warnings")
+    p.set_defaults(func=cmd_report)
     p = sub.add_parser("list", help="indexes, their parameters and the workload presets")
     p.set_defaults(func=cmd_list)
     return parser

@@ -75,8 +75,12 @@ def open_table(uri: str, index_name: str, explicit_params: dict[str, Any] | None
     return Table.create_or_open(uri, config), index
 
 
-def validate_batch(batch: DataFrame, config: TableConfig, table_schema: str | None) -> int:
-    """Refuse a bad batch before anything is written, naming the problem; returns its size."""
+def validate_batch(batch: DataFrame, config: TableConfig, table_schema: str | None
+                   ) -> tuple[int, list[str]]:
+    """Refuse a bad batch before anything is written, naming the problem.
+
+    One Spark job checks every row; it also returns the batch's size and the partition
+    values it touches (a short list, the only batch data the driver sees)."""
     fields = {f.name: f for f in batch.schema.fields}
     for role, name in (("record key", config.record_key_field),
                        ("partition", config.partition_field),
@@ -108,6 +112,7 @@ def validate_batch(batch: DataFrame, config: TableConfig, table_schema: str | No
                         F.col(config.ordering_field))
     row = batch.agg(
         F.count(F.lit(1)).alias("rows"),
+        F.collect_set(part).alias("partitions"),
         F.sum(F.when(key.isNull(), 1).otherwise(0)).alias("null_keys"),
         F.sum(F.when(key == "", 1).otherwise(0)).alias("empty_keys"),
         F.sum(F.when(part.isNull() | (part == ""), 1).otherwise(0)).alias("bad_partitions"),
@@ -124,7 +129,7 @@ def validate_batch(batch: DataFrame, config: TableConfig, table_schema: str | No
     found = [f"{row[k]} record(s) with {msg}" for k, msg in messages.items() if row[k]]
     if found:
         raise InvalidBatchError("batch refused, nothing was written: " + "; ".join(found))
-    return int(row["rows"])
+    return int(row["rows"]), sorted(p for p in row["partitions"] if p)
 
 
 def precombine_batch(batch: DataFrame, config: TableConfig) -> DataFrame:
@@ -197,8 +202,7 @@ def upsert(spark: SparkSession, table: Table, index: RecordIndex, batch: DataFra
     cfg = table.config
     t_start = time.perf_counter()
     snapshot = table.snapshot()
-    input_records = validate_batch(batch, cfg, snapshot.schema)
-    partitions = sorted(r[0] for r in batch.select(cfg.partition_field).distinct().collect())
+    input_records, partitions = validate_batch(batch, cfg, snapshot.schema)
     combined = precombine_batch(batch, cfg)
 
     instant = table.start_instant()

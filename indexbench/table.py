@@ -156,6 +156,7 @@ class Table:
         self.meta = tfs.join(self.root, HOODIE)
         self._lock_token: str | None = None
         self._last_instant_ms = 0
+        self._commit_cache: dict[tuple[str, str], dict] = {}
 
     # ---- configuration -------------------------------------------------
     def exists(self) -> bool:
@@ -212,7 +213,12 @@ class Table:
         return sorted(pending)
 
     def read_commit(self, instant: str, action: str = COMMIT) -> dict:
-        return json.loads(tfs.read_bytes(self.fs, tfs.join(self.meta, f"{instant}.{action}")))
+        """A completed instant's metadata (immutable once written, so cached)."""
+        key = (instant, action)
+        if key not in self._commit_cache:
+            self._commit_cache[key] = json.loads(
+                tfs.read_bytes(self.fs, tfs.join(self.meta, f"{instant}.{action}")))
+        return self._commit_cache[key]
 
     def new_instant(self) -> str:
         """A fresh instant, strictly after every instant on the timeline."""
