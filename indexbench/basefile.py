@@ -95,7 +95,8 @@ def read_footer(fs: pafs.FileSystem, path: str, stats: IOStats | None = None) ->
     reader = _open(fs, path)
     try:
         md = pq.ParquetFile(reader).metadata
-        kv = {k.decode(): v.decode() for k, v in (md.metadata or {}).items() if k != b"ARROW:schema"}
+        kv = {k.decode(): v.decode() for k, v in (md.metadata or {}).items()
+              if k != b"ARROW:schema"}
         kv["_num_rows"] = str(md.num_rows)
     finally:
         reader.close()

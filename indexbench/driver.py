@@ -93,7 +93,8 @@ def validate_batch(batch: DataFrame, config: TableConfig, table_schema: str | No
     if not isinstance(fields[config.partition_field].dataType, T.StringType):
         raise InvalidBatchError(f"partition column {config.partition_field!r} must be a string")
     if not isinstance(fields[config.ordering_field].dataType, ORDERING_TYPES):
-        raise InvalidBatchError(f"ordering column {config.ordering_field!r} has an unorderable type")
+        raise InvalidBatchError(
+            f"ordering column {config.ordering_field!r} has an unorderable type")
     bad = [c for c in fields if c.startswith("_hoodie")]
     if bad:
         raise InvalidBatchError(f"column names starting with _hoodie are reserved: {bad}")
@@ -187,7 +188,8 @@ def write_file_groups(planned: DataFrame, table: Table, index: RecordIndex, inst
         return pd.DataFrame([stat])
 
     stats = (planned.groupBy(cfg.partition_field, FILE_ID_COL)
-             .applyInPandas(write_group, WRITE_STATS_SCHEMA).collect())  # one row per file group
+             .applyInPandas(write_group, WRITE_STATS_SCHEMA)
+             .collect())  # ok: one write stat per file group
     return [r.asDict() for r in stats]
 
 

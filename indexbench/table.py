@@ -183,7 +183,8 @@ class Table:
             return table
         table.fs.create_dir(table.meta, recursive=True)
         tfs.write_bytes_atomic(
-            table.fs, tfs.join(table.meta, PROPERTIES), render_properties(config.to_properties()).encode()
+            table.fs, tfs.join(table.meta, PROPERTIES),
+            render_properties(config.to_properties()).encode()
         )
         return table
 
@@ -313,7 +314,9 @@ class Table:
     def release_writer_lock(self) -> None:
         if self._lock_token is not None:
             path = self._lock_path()
-            if tfs.exists(self.fs, path) and tfs.read_bytes(self.fs, path).decode() == self._lock_token:
+            mine = tfs.exists(self.fs, path) and \
+                tfs.read_bytes(self.fs, path).decode() == self._lock_token
+            if mine:
                 self.fs.delete_file(path)
             self._lock_token = None
 
