@@ -10,6 +10,8 @@ from indexes.base import RecordIndex
 _REGISTRY: dict[str, str] = {
     "bloom": "indexes.bloom:BloomIndex",
     "simple-bucket": "indexes.simple_bucket:SimpleBucketIndex",
+    "multiple-rehash": "indexes.multiple_rehash:MultipleRehashIndex",
+    "dynamic-rli": "indexes.dynamic_rli.index:DynamicRliIndex",
 }
 
 

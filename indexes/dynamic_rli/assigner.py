@@ -1,0 +1,145 @@
+"""Bucket assigners of one data partition: fill non-full buckets, create a bucket only
+when every bucket of the key's assigner is full. Spark-free and deterministic, so a
+restart that bootstraps the same RLI routes the same keys to the same buckets.
+
+P assigners share a partition's bucket-id space without talking to each other: a key
+belongs to assigner ``(hash & 0x7fffffff) % P`` and assigner ``a`` owns bucket ids
+``a, a+P, a+2P, ...`` (Paimon's dynamic bucket mode splits ids the same way), so two
+assigners can never create the same bucket id. The initial bucket count is P: the first
+bucket each assigner opens is its own id ``a``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from indexbench.errors import IndexBenchError
+from indexes.dynamic_rli.cache import HashBucketMap
+
+MAX_BUCKETS = 32768  # bucket ids are int16 in the cache (as Paimon's Int2ShortHashMap)
+RECORDS, BYTES = "records", "bytes"
+
+
+@dataclass(frozen=True)
+class Capacity:
+    """When a bucket is full: by keys it holds, or by bytes of its latest base file."""
+
+    mode: str = RECORDS
+    max_records: int = 100_000
+    max_bytes: int = 128 * 1024 * 1024
+    record_bytes: float = 1024.0  # bytes-mode estimate per record before any stats exist
+
+    def __post_init__(self) -> None:
+        if self.mode not in (RECORDS, BYTES):
+            raise IndexBenchError(f"capacity mode must be {RECORDS!r} or {BYTES!r}, "
+                                  f"not {self.mode!r}")
+        if self.max_records < 1 or self.max_bytes < 1 or self.record_bytes <= 0:
+            raise IndexBenchError("bucket capacity must be positive")
+
+
+def assigner_of(hashes: np.ndarray, num_assigners: int) -> np.ndarray:
+    """The assigner that owns each key hash."""
+    return ((np.asarray(hashes, dtype=np.int64) & 0x7FFFFFFF) % num_assigners).astype(np.int64)
+
+
+@dataclass
+class PartitionIndex:
+    """One partition's cache plus what its assigners and the eviction flow need."""
+
+    num_assigners: int
+    map: HashBucketMap = field(default_factory=HashBucketMap)
+    keys_per_bucket: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    collisions: int = 0  # entries whose hash an earlier key of the partition already had
+    # eviction flags (the design's `updated` and `lastUpdatedCheckpoint`)
+    updated: bool = False
+    last_updated_checkpoint: str | None = None
+    accessed: bool = False
+
+    @classmethod
+    def bootstrap(cls, num_assigners: int, hashes: np.ndarray, buckets: np.ndarray
+                  ) -> PartitionIndex:
+        """Rebuild from RLI entries: hash map, keys per bucket, collisions."""
+        m, dup = HashBucketMap.from_entries(hashes, buckets)
+        b = np.asarray(buckets, dtype=np.int64)
+        counts = np.bincount(b, minlength=0).astype(np.int64) if len(b) else np.zeros(0, np.int64)
+        return cls(num_assigners, m, counts, dup)
+
+    @property
+    def nbytes(self) -> int:
+        return self.map.nbytes + int(self.keys_per_bucket.nbytes)
+
+    def buckets(self) -> np.ndarray:
+        """Ids of buckets that hold at least one key."""
+        return np.flatnonzero(self.keys_per_bucket > 0)
+
+    def _grow(self, n: int) -> None:
+        if n > len(self.keys_per_bucket):
+            grown = np.zeros(n, np.int64)
+            grown[:len(self.keys_per_bucket)] = self.keys_per_bucket
+            self.keys_per_bucket = grown
+
+    def remaining(self, buckets: np.ndarray, cap: Capacity, file_bytes: dict[int, int],
+                  record_bytes: float) -> np.ndarray:
+        """Keys each bucket can still take before it is full."""
+        if cap.mode == RECORDS:
+            return np.maximum(cap.max_records - self.keys_per_bucket[buckets], 0)
+        size = np.array([file_bytes.get(int(b), 0) for b in buckets], dtype=np.float64)
+        return np.maximum(np.floor((cap.max_bytes - size) / record_bytes), 0).astype(np.int64)
+
+    def assign(self, hashes: np.ndarray, cap: Capacity, file_bytes: dict[int, int] | None = None,
+               record_bytes: float | None = None) -> tuple[np.ndarray, np.ndarray, list[int]]:
+        """Bucket of each (unique) hash; new hashes are added to the cache.
+
+        Returns (bucket per hash, mask of the hashes that were new, bucket ids created).
+        ``file_bytes``: committed size of each bucket's latest base file (bytes mode).
+        """
+        self.accessed = True
+        h = np.asarray(hashes, dtype=np.int32)
+        out = self.map.lookup(h)
+        new_mask = out < 0
+        if not new_mask.any():
+            return out, new_mask, []
+        file_bytes = file_bytes or {}
+        rb = float(record_bytes or cap.record_bytes)
+        new_idx = np.flatnonzero(new_mask)
+        new_idx = new_idx[np.argsort(h[new_idx], kind="stable")]  # deterministic order
+        owner = assigner_of(h[new_idx], self.num_assigners)
+        existing = self.buckets()
+        created: list[int] = []
+        P = self.num_assigners
+        for a in np.unique(owner):
+            rows = new_idx[owner == a]
+            k = len(rows)
+            own = existing[existing % P == a]  # ascending ids: existing buckets first
+            rem = self.remaining(own, cap, file_bytes, rb) if len(own) else np.zeros(0, np.int64)
+            cum = np.cumsum(rem)
+            take = int(min(k, cum[-1])) if len(cum) else 0
+            if take:
+                out[rows[:take]] = own[np.searchsorted(cum, np.arange(take), side="right")]
+            left = k - take
+            if left:
+                per_new = cap.max_records if cap.mode == RECORDS else max(
+                    1, int(cap.max_bytes // rb))
+                need = -(-left // per_new)
+                taken = set(own.tolist())
+                ids, j = [], 0
+                while len(ids) < need:
+                    b = int(a) + j * P
+                    if b >= MAX_BUCKETS:
+                        raise IndexBenchError(
+                            f"assigner {a} has no free bucket id below {MAX_BUCKETS}; raise the "
+                            "bucket capacity (max records / max file bytes)")
+                    if b not in taken:
+                        ids.append(b)
+                    j += 1
+                fill = np.repeat(np.array(ids, dtype=np.int64), per_new)[:left]
+                out[rows[take:]] = fill
+                created += ids
+        new_b = out[new_idx].astype(np.int64)
+        self._grow(int(new_b.max()) + 1)
+        np.add.at(self.keys_per_bucket, new_b, 1)
+        self.map.insert(h[new_idx], out[new_idx])
+        self.updated = True
+        return out, new_mask, sorted(created)

@@ -1,0 +1,162 @@
+"""The partitioned record-level index (RLI): the persistent source of truth for
+``key -> bucket``, as Parquet under ``.hoodie/metadata/record_index/<partition>/``.
+
+Each file holds entries (record key, key hash, bucket, file id, instant) of keys that
+were *new* in one instant, named ``rli-<tag>_<instant>.parquet``. The instant in the
+name is what makes the RLI atomic with the data: the table's rollback deletes
+``.hoodie/metadata`` files of uncommitted instants, and readers only take files whose
+instant is on the completed timeline and not replaced by a completed RLI compaction
+(a ``replacecommit`` listing them under :data:`REPLACED_KEY`). Entries are never
+rewritten except by that compaction, which copies them unchanged into one file.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from indexbench import fs as tfs
+from indexbench.fs import CountingReader, IOStats
+
+RLI_DIR = ".hoodie/metadata/record_index"
+FILES_KEY = "indexbench.rli.files"  # extraMetadata: RLI files an instant added (JSON)
+REPLACED_KEY = "indexbench.rli.replacedFiles"  # extraMetadata of an RLI compaction
+SCHEMA = pa.schema([
+    pa.field("record_key", pa.string(), nullable=False),
+    pa.field("key_hash", pa.int32(), nullable=False),
+    pa.field("bucket", pa.int16(), nullable=False),
+    pa.field("file_id", pa.string(), nullable=False),
+    pa.field("instant", pa.string(), nullable=False),
+])
+_NAME_RE = re.compile(r"^rli-(?P<tag>[A-Za-z0-9]+)_(?P<instant>\d{17})\.parquet$")
+
+
+def file_name(instant: str, tag: str = "0") -> str:
+    return f"rli-{tag}_{instant}.parquet"
+
+
+def instant_of(name: str) -> str | None:
+    m = _NAME_RE.match(name.rsplit("/", 1)[-1])
+    return m["instant"] if m else None
+
+
+def partition_rel(partition: str) -> str:
+    """The RLI folder of a data partition, relative to the table root."""
+    return f"{RLI_DIR}/{partition}"
+
+
+def entries_table(record_keys, key_hashes, buckets, file_ids, instant: str) -> pa.Table:
+    n = len(key_hashes)
+    return pa.table({
+        "record_key": pa.array(record_keys, pa.string()),
+        "key_hash": pa.array(np.asarray(key_hashes, np.int32)),
+        "bucket": pa.array(np.asarray(buckets, np.int16)),
+        "file_id": pa.array(file_ids, pa.string()),
+        "instant": pa.array([instant] * n, pa.string()),
+    }, schema=SCHEMA)
+
+
+def write_file(table, partition: str, instant: str, entries: pa.Table, tag: str = "0"
+               ) -> tuple[str, int]:
+    """Write one RLI file (sorted by key hash); returns (path relative to root, bytes).
+
+    The name is a pure function of (partition, instant, tag): a retried task overwrites.
+    """
+    rel = f"{partition_rel(partition)}/{file_name(instant, tag)}"
+    table.fs.create_dir(table.abs_path(partition_rel(partition)), recursive=True)
+    entries = entries.sort_by("key_hash")
+    with table.fs.open_output_stream(table.abs_path(rel)) as out:
+        pq.write_table(entries, out, compression="snappy")
+    return rel, table.fs.get_file_info(table.abs_path(rel)).size
+
+
+@dataclass(frozen=True)
+class RliFile:
+    partition: str
+    path: str  # relative to the table root
+    instant: str
+    size: int
+
+
+def replaced_files(extra: dict[str, dict]) -> set[str]:
+    """RLI files replaced by completed compactions (from the commits' extraMetadata)."""
+    out: set[str] = set()
+    for meta in extra.values():
+        if REPLACED_KEY in meta:
+            out.update(json.loads(meta[REPLACED_KEY]))
+    return out
+
+
+def visible_files(table, partition: str, completed: Iterable[str],
+                  replaced: set[str] | None = None) -> list[RliFile]:
+    """RLI files of ``partition`` that readers may use: committed and not replaced."""
+    done = set(completed)
+    replaced = replaced or set()
+    out = []
+    for info in tfs.list_files(table.fs, table.abs_path(partition_rel(partition))):
+        inst = instant_of(info.base_name)
+        rel = f"{partition_rel(partition)}/{info.base_name}"
+        if inst is not None and inst in done and rel not in replaced:
+            out.append(RliFile(partition, rel, inst, int(info.size)))
+    return sorted(out, key=lambda f: f.path)
+
+
+def rli_partitions(table) -> list[str]:
+    """Data partitions that have an RLI folder (nested partition paths included)."""
+    root = table.abs_path(RLI_DIR)
+    parts = set()
+    for info in tfs.list_files(table.fs, root, recursive=True):
+        rel = info.path[len(root):].strip("/")
+        if "/" in rel and instant_of(rel) is not None:
+            parts.add(rel.rsplit("/", 1)[0])
+    return sorted(parts)
+
+
+def all_visible_files(table, snapshot) -> list[RliFile]:
+    """Every visible RLI file of the table, for ``index_disk_bytes`` and ``verify``."""
+    replaced = replaced_files(snapshot.extra)
+    return [f for p in rli_partitions(table)
+            for f in visible_files(table, p, snapshot.completed, replaced)]
+
+
+def read_file(table, path: str, columns: list[str] | None = None,
+              stats: IOStats | None = None) -> pa.Table:
+    reader = CountingReader(table.fs.open_input_file(table.abs_path(path)))
+    try:
+        t = pq.ParquetFile(reader).read(columns=columns)
+    finally:
+        reader.close()
+    if stats is not None:
+        stats.files_read += 1
+        stats.bytes_read += reader.bytes_read
+        stats.paths.append(path)
+    return t
+
+
+def read_record_index_locations(table, partition: str, completed: Iterable[str],
+                                replaced: set[str] | None = None,
+                                columns: list[str] | None = None,
+                                stats: IOStats | None = None) -> pa.Table:
+    """The design's ``readRecordIndexLocations(partition)``: committed entries of one
+    data partition (``columns`` narrows the read, e.g. hash and bucket for a bootstrap)."""
+    files = visible_files(table, partition, completed, replaced)
+    schema = pa.schema([SCHEMA.field(c) for c in columns]) if columns else SCHEMA
+    tables = [read_file(table, f.path, columns, stats) for f in files]
+    if not tables:
+        return schema.empty_table()
+    return pa.concat_tables([t.cast(schema) for t in tables])
+
+
+def compact_partition(table, partition: str, files: list[str], instant: str
+                      ) -> tuple[str, int, int]:
+    """Copy the entries of ``files`` unchanged into one file of ``instant`` (its own
+    replacecommit makes it visible and hides the old files); returns (path, bytes, rows)."""
+    data = pa.concat_tables([read_file(table, f).cast(SCHEMA) for f in files])
+    rel, size = write_file(table, partition, instant, data, tag="c")
+    return rel, size, data.num_rows

@@ -1,0 +1,234 @@
+"""dynamic-rli end to end on real Spark and real files: oracle, immutable routing,
+fill-before-create growth, lazy bootstrap and the eviction flow through the driver,
+restart from the RLI, crash atomicity of data and RLI, collisions, verify, writer lock."""
+
+from __future__ import annotations
+
+import copy
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pandas as pd
+import pytest
+from conftest import read_snapshot, table_files
+
+from indexbench import basefile as bf
+from indexbench.driver import open_table, upsert
+from indexbench.errors import ConcurrentWriterError
+from indexbench.table import Table
+from indexbench.verify import verify_table
+from indexes.dynamic_rli import rli
+
+PARAMS = {"num_assigners": 2, "max_records": 40}
+# (partition, first key, last key) ranges per batch; see the eviction walk-through below
+PLAN = [
+    [("A", 0, 120), ("B", 0, 60)],      # A, B new
+    [("A", 100, 220), ("C", 0, 50)],    # A grows; C new; B idle -> evicted
+    [("B", 0, 40), ("A", 200, 260)],    # B: updates only (bootstrap); C idle -> evicted
+    [("C", 0, 80), ("A", 0, 20)],       # C bootstrap + growth; A updates only -> evicted
+]
+
+
+def plan_batch(b: int, rng: np.random.Generator) -> pd.DataFrame:
+    rows = [(f"{p}{k:04d}", p) for p, lo, hi in PLAN[b] for k in range(lo, hi)]
+    pdf = pd.DataFrame(rows, columns=["key", "dt"])
+    pdf["ts"] = rng.permutation(len(pdf)).astype("int64") + 1000 * b
+    pdf["payload"] = [f"b{b}-{i}" for i in range(len(pdf))]
+    return pdf
+
+
+def key_buckets(uri: str) -> dict[str, int]:
+    snap = read_snapshot(uri)
+    return {k: bf.bucket_of_file_id(bf.BaseFileName.parse(f).file_id)
+            for k, f in zip(snap["key"], snap["_hoodie_file_name"], strict=True)}
+
+
+@pytest.fixture(scope="module")
+def grown(spark, tmp_path_factory):
+    """Four batches through one index instance; what each batch left behind."""
+    uri = str(tmp_path_factory.mktemp("dyn") / "t")
+    table, index = open_table(uri, "dynamic-rli", PARAMS)
+    rng = np.random.default_rng(11)
+    model, metrics, routes, caches = {}, [], [], []
+    with table:
+        for b in range(len(PLAN)):
+            pdf = plan_batch(b, rng)
+            for key, dt, ts, payload in pdf.itertuples(index=False):
+                if key not in model or ts >= model[key][1]:
+                    model[key] = (dt, ts, payload)
+            metrics.append(upsert(spark, table, index, spark.createDataFrame(pdf),
+                                  batch_no=b).metrics)
+            routes.append(key_buckets(uri))
+            caches.append({p: copy.deepcopy(index.caches[p]) for p in index.caches})
+    return {"uri": uri, "index": index, "model": model, "metrics": metrics, "routes": routes,
+            "caches": caches}
+
+
+def test_oracle_snapshot_equals_dict_model(spark, grown):
+    snap = read_snapshot(grown["uri"])
+    assert snap["key"].is_unique
+    assert {r.key: (r.dt, r.ts, r.payload) for r in snap.itertuples()} == grown["model"]
+    assert grown["metrics"][-1]["table_records"] == len(grown["model"])
+    assert verify_table(spark, grown["uri"]) == []
+
+
+def test_existing_keys_keep_their_bucket_and_rli_entry(grown):
+    routes = grown["routes"]
+    for before, after in zip(routes, routes[1:], strict=False):
+        assert all(after[k] == b for k, b in before.items())  # never moved
+    table = Table(grown["uri"])
+    snap = table.snapshot()
+    entries = pd.concat([rli.read_record_index_locations(table, p, snap.completed).to_pandas()
+                         for p in "ABC"])
+    assert entries["record_key"].is_unique  # appended once, never rewritten
+    first_seen = {k: i for i, r in reversed(list(enumerate(routes))) for k in r}
+    inst = dict(zip(entries["record_key"], entries["instant"], strict=True))
+    assert all(inst[k] == snap.completed[first_seen[k]] for k in first_seen)
+    assert all(int(b) == routes[-1][k] for k, b in zip(entries["record_key"],
+                                                       entries["bucket"], strict=True))
+
+
+def test_buckets_fill_before_new_ones_and_grow_over_time(grown):
+    P, cap = PARAMS["num_assigners"], PARAMS["max_records"]
+    snap = Table(grown["uri"]).snapshot()
+    by_part: dict[str, dict[int, int]] = {}
+    for s in snap.slices.values():
+        by_part.setdefault(s.partition, {})[bf.bucket_of_file_id(s.file_id)] = s.num_records
+    for p, counts in by_part.items():
+        for a in range(P):
+            own = [n for b, n in counts.items() if b % P == a]
+            assert max(own) <= cap
+            assert sum(n < cap for n in own) <= 1, (p, counts)  # the newest one only
+        assert set(range(P)) <= set(counts)  # the initial P buckets
+    buckets = [m["buckets"] for m in grown["metrics"]]
+    assert buckets == sorted(buckets) and buckets[-1] > buckets[0]
+    assert sum(m["buckets_created"] for m in grown["metrics"]) == len(snap.slices)
+
+
+def test_lazy_bootstrap_and_eviction_flow_through_the_driver(grown):
+    m = grown["metrics"]
+    got = [(x["partitions_bootstrapped"], x["rli_files_read"], x["keys_bootstrapped"],
+            x["evictions"], x["resident_partitions"]) for x in m]
+    assert got == [
+        (2, 0, 0, 0, 2),    # A, B loaded (no RLI yet), both updated -> kept
+        (1, 0, 0, 1, 2),    # C loaded; B idle, committed -> evicted
+        (1, 1, 60, 2, 1),   # B re-bootstrapped from its one RLI file; B (no new key), C go
+        (1, 1, 50, 1, 1),   # C re-bootstrapped; A had only updates -> evicted
+    ]
+    assert [sorted(c) for c in grown["caches"]] == [["A", "B"], ["A", "C"], ["A"], ["C"]]
+    assert all(x["index_mem_bytes"] > 0 and x["index_disk_bytes"] > 0 for x in m)
+
+
+def test_restart_rebuilds_identical_routing_from_the_rli(grown):
+    uri = grown["uri"]
+    _, fresh = open_table(uri, "dynamic-rli")
+    table = Table(uri)
+    snap = table.snapshot()
+    assert fresh.resolve_assigners(None, snap) == PARAMS["num_assigners"]
+    live = {"A": grown["caches"][2]["A"], "C": grown["caches"][3]["C"]}  # all their keys
+    for p, before in live.items():
+        after = fresh.partition_index(table, snap, p)
+        for x, y in zip(before.map.items(), after.map.items(), strict=True):
+            np.testing.assert_array_equal(x, y)
+        np.testing.assert_array_equal(before.keys_per_bucket, after.keys_per_bucket)
+        new = np.arange(-500, 500, 7, dtype=np.int32)
+        np.testing.assert_array_equal(copy.deepcopy(before).assign(new, fresh.capacity())[0],
+                                      copy.deepcopy(after).assign(new, fresh.capacity())[0])
+
+
+def test_verify_reports_orphans_duplicates_and_wrong_buckets(spark, grown):
+    uri = grown["uri"]
+    table = Table(uri)
+    first = table.snapshot().completed[0]
+    bogus = rli.entries_table(["A0000", "Z9999"], [0, 0], [7, 0], ["f", "f"], first)
+    rel, _ = rli.write_file(table, "A", first, bogus, tag="bogus")
+    try:
+        problems = verify_table(spark, uri)
+    finally:
+        table.fs.delete_file(table.abs_path(rel))
+    text = "\n".join(problems)
+    assert "orphan RLI entry: key 'Z9999'" in text
+    assert "key 'A0000' of 'A' has 2 RLI entries" in text
+
+
+def test_second_writer_is_refused(tmp_path):
+    uri = str(tmp_path / "t")
+    first, _ = open_table(uri, "dynamic-rli", PARAMS)
+    second, _ = open_table(uri, "dynamic-rli")
+    with first, pytest.raises(ConcurrentWriterError, match="concurrent writers"):
+        second.acquire_writer_lock()
+
+
+CRASH_SCRIPT = textwrap.dedent("""
+    import sys, pandas as pd
+    from indexbench.spark import get_session
+    from indexbench.driver import open_table, upsert
+    spark = get_session("local[1]", shuffle_partitions=1)
+    table, index = open_table(sys.argv[1], "dynamic-rli")
+    pdf = pd.DataFrame({"key": ["a", "z"], "dt": ["p", "p"], "ts": [9, 9],
+                        "payload": ["crashed", "crashed"]})
+    with table:
+        upsert(spark, table, index, spark.createDataFrame(pdf))
+""")
+
+
+def test_crash_between_data_write_and_rli_write(spark, tmp_path):
+    """INDEXBENCH_CRASH_AT=after_write: the data files exist, the RLI entries do not;
+    nothing is visible and the next writer removes the data files."""
+    uri = str(tmp_path / "t")
+    table, index = open_table(uri, "dynamic-rli", PARAMS)
+    good = pd.DataFrame({"key": ["a", "b"], "dt": ["p", "p"], "ts": [1, 2], "payload": ["x", "y"]})
+    with table:
+        upsert(spark, table, index, spark.createDataFrame(good))
+    before = read_snapshot(uri)
+    proc = subprocess.run([sys.executable, "-c", CRASH_SCRIPT, uri],
+                          env={**os.environ, "INDEXBENCH_CRASH_AT": "after_write"},
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 137, proc.stderr[-2000:]
+    (pending,) = Table(uri).pending_instants()
+    left = [f for f in table_files(uri) if f.endswith(f"_{pending}.parquet")]
+    assert left and not [f for f in left if "record_index" in f]  # data yes, RLI no
+    pd.testing.assert_frame_equal(read_snapshot(uri), before)
+    with Table(uri):
+        pass
+    assert not [f for f in table_files(uri) if pending in f]
+    got = rli.read_record_index_locations(Table(uri), "p", Table(uri).snapshot().completed)
+    assert sorted(got.column("record_key").to_pylist()) == ["a", "b"]
+
+
+def test_failed_commit_after_rli_write_then_collisions(spark, tmp_path, monkeypatch):
+    """The RLI file is written but the commit fails: readers ignore it, the index drops
+    its uncommitted mappings, rollback deletes it; the retry indexes colliding keys."""
+    uri = str(tmp_path / "t")
+    table, index = open_table(uri, "dynamic-rli", {**PARAMS, "hash_function": "java"})
+    # Java String.hashCode: "Aa" == "BB" (2112), "Ab" == "BC" (2113)
+    one = pd.DataFrame({"key": ["Aa", "k1"], "dt": "p", "ts": 1, "payload": "one"})
+    two = pd.DataFrame({"key": ["BB", "Ab", "BC", "k1"], "dt": "p", "ts": 2, "payload": "two"})
+    with table:
+        upsert(spark, table, index, spark.createDataFrame(one))
+        real = Table.complete_instant
+
+        def crash(self, instant, metadata, action="commit"):
+            raise OSError("simulated crash before the commit file")
+
+        monkeypatch.setattr(Table, "complete_instant", crash)
+        with pytest.raises(OSError, match="simulated"):
+            upsert(spark, table, index, spark.createDataFrame(two))
+        monkeypatch.setattr(Table, "complete_instant", real)
+    (pending,) = table.pending_instants()
+    assert [f for f in table_files(uri) if f.endswith(f"rli-0_{pending}.parquet")]
+    got = rli.read_record_index_locations(table, "p", table.snapshot().completed)
+    assert sorted(got.column("record_key").to_pylist()) == ["Aa", "k1"]  # invisible
+    with table:  # rollback, then the retry
+        assert not [f for f in table_files(uri) if pending in f]
+        m = upsert(spark, table, index, spark.createDataFrame(two)).metrics
+    assert m["hash_collisions"] == 2  # BB hit Aa's hash; Ab and BC share one new hash
+    assert m["rli_entries_written"] == 3 and m["inserts"] == 3
+    b = key_buckets(uri)
+    assert b["BB"] == b["Aa"] and b["Ab"] == b["BC"]
+    got = rli.read_record_index_locations(table, "p", table.snapshot().completed).to_pandas()
+    assert sorted(got["record_key"]) == sorted(b)  # one entry per key, colliding ones too
+    assert all(int(x) == b[k] for k, x in zip(got["record_key"], got["bucket"], strict=True))
