@@ -1,0 +1,40 @@
+"""Figures and report pages from metrics DataFrames and asv results.
+
+``reports.load(dirs)`` reads metrics directories; the figure functions take the DataFrame
+``indexbench.api.run/compare`` returns and give matplotlib Figures; ``write_report`` writes
+PNGs and an offline ``index.html``; ``write_asv_charts`` draws asv results over commits.
+"""
+
+from __future__ import annotations
+
+from reports.asv_charts import read_results as read_asv_results
+from reports.asv_charts import write_asv_charts
+from reports.data import (
+    KNOWN_EXTRA_COLUMNS,
+    MetricsColumnError,
+    RunData,
+    UnknownColumnWarning,
+    check_columns,
+    load,
+)
+from reports.figures import (
+    bucket_size_figure,
+    bucket_stats,
+    files_read_figure,
+    fp_rate_figure,
+    has_rescale,
+    index_bytes_figure,
+    latency_figure,
+    rescale_figure,
+    theoretical_fp_curve,
+)
+from reports.page import FIGURES, index_summary, write_asv_report, write_report
+from reports.style import index_color
+
+__all__ = [
+    "FIGURES", "KNOWN_EXTRA_COLUMNS", "MetricsColumnError", "RunData", "UnknownColumnWarning",
+    "bucket_size_figure", "bucket_stats", "check_columns", "files_read_figure",
+    "fp_rate_figure", "has_rescale", "index_bytes_figure", "index_color", "index_summary",
+    "latency_figure", "load", "read_asv_results", "rescale_figure", "theoretical_fp_curve",
+    "write_asv_charts", "write_asv_report", "write_report",
+]

@@ -1,0 +1,25 @@
+"""Bucket hashing: Hudi's ``(List<String>.hashCode & MAX) % N`` over whole key columns."""
+
+from __future__ import annotations
+
+from indexes.hashing import bucket_ids
+
+from ._data import SAMPLING, uuid_keys
+
+
+class BucketHashing:
+    """Cost of routing a batch to buckets (simple-bucket / multiple-rehash tagging core)."""
+
+    rounds, repeat = SAMPLING
+
+    params = [[10_000, 100_000, 1_000_000], [1, 2]]
+    param_names = ["keys", "key_fields"]
+
+    def setup(self, keys: int, key_fields: int) -> None:
+        self.columns = [uuid_keys(keys, seed=f) for f in range(key_fields)]
+
+    def time_bucket_ids(self, keys: int, key_fields: int) -> None:
+        bucket_ids(self.columns, 256)
+
+    def peakmem_bucket_ids(self, keys: int, key_fields: int) -> None:
+        bucket_ids(self.columns, 256)

@@ -1,0 +1,243 @@
+"""Loading metrics directories for reports: contract checks, run.json, series labels.
+
+What "unknown column" means (the contract, DESIGN §6, lets runs *add* columns but never
+rename one):
+
+* a missing contract column is an error (as in ``indexbench.metrics.read_metrics``);
+* a column whose name is not snake_case, or that differs from a contract column only in
+  case or separators (``FP_rate``, ``tag-s``), is an error: it is a rename or a foreign
+  file, and a figure drawn from it would silently be wrong;
+* a contract column that holds non-numeric text where numbers belong is an error;
+* any other extra column is accepted (indexes add their own metrics). If it is neither in
+  ``KNOWN_EXTRA_COLUMNS`` (or a ``KNOWN_EXTRA_PREFIXES`` family) nor declared by an index
+  class (``METRIC_COLUMNS``) it raises an
+  ``UnknownColumnWarning``; ``strict=True`` (``indexbench report --strict``) turns that
+  warning into an error naming the column.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import warnings
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from indexbench.metrics import CONTRACT_COLUMNS, STRING_COLUMNS
+
+# Extra columns the indexes and the driver are known to write (silences the warning).
+KNOWN_EXTRA_COLUMNS = frozenset({
+    # driver
+    "operation", "instant", "input_records", "table_records", "footers_read",
+    "merge_files_read", "merge_bytes_read", "bucket_records_cov",
+    # bloom
+    "range_footers_read", "check_footers_read", "true_positives",
+    # multiple-rehash (rescale rows)
+    "mode", "factor", "rescale_factor", "from_buckets", "to_buckets", "shuffle_bytes",
+    "shuffle_read_bytes", "spark_jobs", "partition", "rescaled_partitions",
+    # dynamic-rli
+    "resident_partitions", "resident_keys", "resident_collisions", "keys_bootstrapped",
+    "partitions_bootstrapped", "bootstrap_s", "evictions", "evictions_total",
+    "buckets_created", "buckets_created_total", "bucket_count_total", "hash_collisions",
+    "num_assigners", "rli_files_read", "rli_bytes_read", "rli_entries_written",
+    "rli_compactions",
+    # reports
+    "run", "series",
+})
+# Families of extra columns (multiple-rehash: rescaled_<bucket fill>_before/_after).
+KNOWN_EXTRA_PREFIXES = ("rescaled_",)
+SNAKE = re.compile(r"^[a-z][a-z0-9_]*$")
+
+
+class MetricsColumnError(ValueError):
+    """A metrics file does not follow the column contract (names the columns)."""
+
+
+class UnknownColumnWarning(UserWarning):
+    """A metrics column no index or the driver is known to write."""
+
+
+def _norm(name: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", name.lower())
+
+
+def declared_columns() -> set[str]:
+    """Extra metric columns declared by registered index classes (``METRIC_COLUMNS``)."""
+    try:
+        import indexes
+    except ImportError:  # pragma: no cover - reports without the index package
+        return set()
+    out: set[str] = set()
+    for name in indexes.names():
+        try:
+            out |= set(getattr(indexes.index_class(name), "METRIC_COLUMNS", ()) or ())
+        except Exception:  # noqa: BLE001 - an index being written must not break reports
+            continue
+    return out
+
+
+def check_columns(df: pd.DataFrame, source: str = "metrics", strict: bool = False) -> None:
+    """Raise ``MetricsColumnError`` for missing/renamed/malformed columns (see module doc)."""
+    cols = [str(c) for c in df.columns]
+    missing = [c for c in CONTRACT_COLUMNS if c not in cols]
+    extras = [c for c in cols if c not in CONTRACT_COLUMNS]
+    contract_norm = {_norm(c): c for c in CONTRACT_COLUMNS}
+    renamed = [f"{c!r} (looks like {contract_norm[_norm(c)]!r})" for c in extras
+               if _norm(c) in contract_norm]
+    if missing:
+        hint = f"; renamed? {', '.join(renamed)}" if renamed else ""
+        raise MetricsColumnError(
+            f"{source}: not a metrics file of this contract, missing column(s): "
+            f"{', '.join(missing)}{hint}")
+    if renamed:
+        raise MetricsColumnError(f"{source}: unknown column(s) {', '.join(renamed)}: "
+                                 "contract columns are never renamed")
+    bad = [c for c in extras if not SNAKE.match(c)]
+    if bad:
+        raise MetricsColumnError(
+            f"{source}: unknown column(s) {', '.join(map(repr, bad))}: metric columns are "
+            "snake_case names (DESIGN §6)")
+    for c in CONTRACT_COLUMNS:
+        if c in STRING_COLUMNS or df[c].isna().all():
+            continue
+        conv = pd.to_numeric(df[c], errors="coerce")
+        if conv.isna().sum() > df[c].isna().sum():
+            raise MetricsColumnError(f"{source}: column {c!r} holds non-numeric values")
+    unknown = sorted(c for c in set(extras) - KNOWN_EXTRA_COLUMNS - declared_columns()
+                     if not c.startswith(KNOWN_EXTRA_PREFIXES))
+    if unknown:
+        msg = (f"{source}: unknown column(s) {', '.join(unknown)} (not in the contract, not "
+               "in reports.data.KNOWN_EXTRA_COLUMNS, not declared by an index's "
+               "METRIC_COLUMNS)")
+        if strict:
+            raise MetricsColumnError(msg)
+        warnings.warn(msg, UnknownColumnWarning, stacklevel=2)
+
+
+def normalise(df: pd.DataFrame) -> pd.DataFrame:
+    """Numeric contract columns as floats, an ``operation`` column, a ``series`` label."""
+    df = df.copy()
+    for c in df.columns:
+        if c not in STRING_COLUMNS and c not in ("run", "series"):
+            if df[c].dtype == object or str(df[c].dtype).startswith("string"):
+                conv = pd.to_numeric(df[c], errors="coerce")
+                if conv.notna().sum() == df[c].notna().sum():
+                    df[c] = conv
+    for c in ("index", "workload", "run_id"):
+        df[c] = df[c].astype(str)
+    if "operation" not in df.columns:
+        df["operation"] = "upsert"
+    df["operation"] = df["operation"].fillna("upsert").astype(str)
+    if "series" not in df.columns:
+        df["series"] = df["index"]
+    if "table_records" not in df.columns or df["table_records"].isna().all():
+        # Without the driver's count, the table holds every insert committed so far.
+        df["table_records"] = df.sort_values("batch").groupby("series")["inserts"].cumsum()
+    return df
+
+
+@dataclass
+class RunData:
+    """One or more metrics directories, ready for the figures."""
+
+    df: pd.DataFrame
+    index_params: dict[str, dict[str, Any]] = field(default_factory=dict)  # series → params
+    bucket_counts: dict[str, list[int]] = field(default_factory=dict)  # series → per file
+    runs: dict[str, dict[str, Any]] = field(default_factory=dict)  # run label → run.json
+    sources: list[str] = field(default_factory=list)
+
+
+def metrics_file(path: str | Path) -> Path:
+    """The metrics file of a directory (parquet preferred, as ``read_metrics`` does)."""
+    p = Path(path)
+    if p.is_dir():
+        p = p / "metrics.parquet" if (p / "metrics.parquet").exists() else p / "metrics.csv"
+    if not p.exists():
+        raise FileNotFoundError(f"no metrics.parquet or metrics.csv in {path}")
+    return p
+
+
+def read_run_json(directory: str | Path) -> dict[str, Any]:
+    p = Path(directory) / "run.json"
+    return json.loads(p.read_text()) if p.exists() else {}
+
+
+def table_uris(directory: str | Path, run: Mapping[str, Any], names: Iterable[str]) -> dict:
+    """Each index's table: run.json's ``tables``, else ``<dir>/tables/<index>`` if present."""
+    out = dict(run.get("tables") or {})
+    for n in names:
+        if n not in out and (Path(directory) / "tables" / n / ".hoodie").exists():
+            out[n] = str(Path(directory) / "tables" / n)
+    return out
+
+
+def snapshot_bucket_counts(uri: str) -> list[int] | None:
+    """Records per file group of a table's latest snapshot (None if unreadable)."""
+    try:
+        from indexbench.table import Table
+
+        return [int(s.num_records) for s in Table(uri).snapshot().slices.values()]
+    except Exception:  # noqa: BLE001 - a moved or partial table falls back to metrics
+        return None
+
+
+def default_index_params(names: Iterable[str]) -> dict[str, dict[str, Any]]:
+    """Registry defaults of each index (``describe()``), for DataFrames without run.json."""
+    out: dict[str, dict[str, Any]] = {}
+    try:
+        import indexes
+    except ImportError:  # pragma: no cover
+        return out
+    for n in names:
+        try:
+            out[n] = indexes.get(n).describe()
+        except Exception:  # noqa: BLE001 - unknown index: no parameters to draw from
+            out[n] = {}
+    return out
+
+
+def _labels(dirs: Sequence[Path]) -> list[str]:
+    names = [d.name or str(d) for d in dirs]
+    if len(set(names)) == len(names):
+        return names
+    return [str(d) for d in dirs]
+
+
+def load(dirs: str | Path | Sequence[str | Path], strict: bool = False) -> RunData:
+    """Read metrics directories (checked against the contract) with their run.json."""
+    if isinstance(dirs, str | Path):
+        dirs = [dirs]
+    paths = [Path(d) for d in dirs]
+    if not paths:
+        raise ValueError("no metrics directory given")
+    labels = _labels(paths)
+    frames, params, counts, runs = [], {}, {}, {}
+    for path, label in zip(paths, labels, strict=True):
+        file = metrics_file(path)
+        df = pd.read_parquet(file) if file.suffix == ".parquet" else pd.read_csv(file)
+        check_columns(df, str(file), strict=strict)  # names renames, unlike read_metrics
+        df = df.copy()
+        df["run"] = label
+        df["series"] = (df["index"].astype(str) if len(paths) == 1
+                        else df["index"].astype(str) + " · " + label)
+        run = read_run_json(path)
+        runs[label] = run
+        names = df["index"].astype(str).unique().tolist()
+        described = dict(run.get("indexes") or {})
+        defaults = default_index_params(n for n in names if n not in described)
+        uris = table_uris(path, run, names)
+        for n in names:
+            series = n if len(paths) == 1 else f"{n} · {label}"
+            params[series] = {**defaults.get(n, {}), **described.get(n, {})}
+            if n in uris:
+                c = snapshot_bucket_counts(uris[n])
+                if c is not None:
+                    counts[series] = c
+        frames.append(df)
+    df = normalise(pd.concat(frames, ignore_index=True))
+    return RunData(df=df, index_params=params, bucket_counts=counts, runs=runs,
+                   sources=[str(p) for p in paths])

@@ -1,0 +1,244 @@
+"""The report directory: PNG figures beside a self-contained, offline ``index.html``.
+
+No external CSS, scripts or fonts: the directory can be zipped, mailed or attached to CI
+and opened anywhere. Figures are PNGs beside the page, so a paper can use them directly.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import matplotlib.pyplot as plt
+import pandas as pd
+
+from reports import figures as F
+from reports import style
+from reports.data import RunData, load
+
+
+@dataclass(frozen=True)
+class FigureSpec:
+    """One figure of the report: its file name, caption and how to draw it."""
+
+    file: str
+    title: str
+    caption: str
+    draw: Callable[[RunData], Any]  # -> Figure | None (None: not applicable, not written)
+
+
+FIGURES: list[FigureSpec] = [
+    FigureSpec("fp_rate.png", "Bloom false positives",
+               "Measured false-positive rate (false positives / probes of keys not in the "
+               "file) against records per file and table size; lines: theory from each "
+               "filter's own m (bits per row) and k (hashes). Hollow triangles: batches "
+               "with 0 false positives, drawn at the 95% upper bound 3/negatives.",
+               lambda r: F.fp_rate_figure(r.df, r.index_params)),
+    FigureSpec("files_read.png", "Files and bytes read to tag",
+               "Data files and bytes each index read to tag a batch, against the table "
+               "size before the batch.", lambda r: F.files_read_figure(r.df)),
+    FigureSpec("latency.png", "Latency per batch",
+               "Seconds per batch split into tag, write and commit; 'other' is the rest of "
+               "total_s (batch generation, validation, planning).",
+               lambda r: F.latency_figure(r.df)),
+    FigureSpec("bucket_sizes.png", "Bucket size distribution",
+               "Records per bucket file group of each bucket index's latest snapshot, "
+               "sorted; max/mean and coefficient of variation (std/mean).",
+               lambda r: F.bucket_size_figure(r.df, r.bucket_counts)),
+    FigureSpec("index_bytes.png", "Index memory and disk",
+               "Bytes the index keeps in memory (caches) and on disk (bloom footers, RLI) "
+               "vs keys in the table; the legend gives bytes per key at the last batch.",
+               lambda r: F.index_bytes_figure(r.df)),
+    FigureSpec("rescale.png", "Rescale cost",
+               "Each rescale's time, bytes read/written, shuffle bytes: rehash (local "
+               "split) vs overwrite (full reshuffle). Drawn only when rescale rows exist.",
+               lambda r: F.rescale_figure(r.df)),
+]
+
+# Columns of the per-index summary table that are summed over the run (work done).
+ADDITIVE = {"records", "inserts", "updates", "tag_s", "write_s", "commit_s", "total_s",
+            "candidate_files", "files_read", "bytes_read", "bloom_checks", "bloom_positives",
+            "false_positives", "files_written", "bytes_written", "records_rewritten"}
+NOT_METRICS = {"batch", "run_id", "index", "workload", "operation", "instant", "mode", "run",
+               "series"}
+
+
+def write_figures(run: RunData, out: str | Path) -> list[tuple[FigureSpec, Path]]:
+    """Draw every applicable figure into ``out``; returns (spec, path) of those written."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for spec in FIGURES:
+        fig = spec.draw(run)
+        if fig is None:
+            (out / spec.file).unlink(missing_ok=True)  # stale from an earlier report
+            continue
+        path = out / spec.file
+        fig.savefig(path, dpi=style.RC["savefig.dpi"])
+        plt.close(fig)
+        written.append((spec, path))
+    return written
+
+
+def _fmt(v: Any) -> str:
+    if v is None or (isinstance(v, float) and math.isnan(v)) or v is pd.NA:
+        return "—"
+    if isinstance(v, int | float):
+        f = float(v)
+        if f.is_integer() and abs(f) < 1e15:
+            return f"{int(f):,}"
+        return f"{f:.3g}" if abs(f) < 1 else f"{f:,.2f}"
+    return html.escape(str(v))
+
+
+def _table(df: pd.DataFrame, index_name: str = "") -> str:
+    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in df.columns)
+    rows = "".join(
+        f"<tr><th>{html.escape(str(i))}</th>" + "".join(f"<td>{_fmt(v)}</td>" for v in r)
+        + "</tr>" for i, r in zip(df.index, df.itertuples(index=False), strict=True))
+    return (f"<table><thead><tr><th>{html.escape(index_name)}</th>{head}</tr></thead>"
+            f"<tbody>{rows}</tbody></table>")
+
+
+def index_summary(g: pd.DataFrame) -> pd.DataFrame:
+    """One index's metrics: median per upsert batch (≥ 1), total over the run, last batch."""
+    up = g[g["operation"] == "upsert"].sort_values("batch")
+    later = up[up["batch"] >= 1] if (up["batch"] >= 1).any() else up
+    cols = [c for c in up.columns if c not in NOT_METRICS
+            and pd.api.types.is_numeric_dtype(up[c]) and up[c].notna().any()]
+    rows = {}
+    for c in cols:
+        rows[c] = {"median per batch (≥1)": later[c].median(),
+                   "total": up[c].sum() if c in ADDITIVE else float("nan"),
+                   "last batch": up[c].iloc[-1] if len(up) else float("nan")}
+    return pd.DataFrame.from_dict(rows, orient="index")
+
+
+def comparison(df: pd.DataFrame) -> pd.DataFrame:
+    """``indexbench.api.summary`` per series (the table the CLI prints), metrics as rows."""
+    from indexbench.api import summary
+
+    up = df[df["operation"] == "upsert"].copy()
+    up["index"] = up["series"]
+    return summary(up).T
+
+
+CSS = """
+body{font-family:system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:2em auto;
+max-width:1100px;color:#222;line-height:1.4;padding:0 1em}
+h1{font-size:1.6em}h2{margin-top:1.6em;border-bottom:1px solid #ddd}
+table{border-collapse:collapse;font-size:.85em;margin:.5em 0 1em}
+th,td{border:1px solid #ddd;padding:.25em .6em;text-align:right}
+thead th{background:#f4f4f4}tbody th{text-align:left;font-weight:normal;color:#444}
+figure{margin:1em 0}img{max-width:100%;border:1px solid #eee}
+figcaption{font-size:.85em;color:#555}.swatch{display:inline-block;width:.9em;height:.9em;
+margin-right:.3em;vertical-align:middle}code{background:#f4f4f4;padding:0 .2em}
+.muted{color:#777;font-size:.85em}
+"""
+
+
+def _run_info(run: RunData) -> str:
+    parts = []
+    for label, info in run.runs.items():
+        w = info.get("workload") or {}
+        sizes = ", ".join(f"{k}={w[k]}" for k in ("name", "initial_records", "batches",
+                                                   "batch_size", "partitions", "seed")
+                          if k in w)
+        params = "; ".join(
+            f"<b>{html.escape(n)}</b>: " + ", ".join(
+                f"{html.escape(str(k))}={html.escape(str(v))}" for k, v in p.items()
+                if k not in ("index",))
+            for n, p in (info.get("indexes") or {}).items())
+        env = info.get("versions") or {}
+        parts.append(
+            f"<li><b>{html.escape(label)}</b> — run {html.escape(str(info.get('run_id', '?')))}"
+            f", {html.escape(sizes)}, master {html.escape(str(info.get('master', '?')))}, "
+            f"git {html.escape(str(info.get('git_commit') or '?')[:10])}, "
+            f"pyspark {html.escape(str(env.get('pyspark', '?')))}"
+            f"<br><span class=muted>{params}</span></li>")
+    return "<ul>" + "".join(parts) + "</ul>" if parts else ""
+
+
+def render_html(run: RunData, written: Sequence[tuple[FigureSpec, Path]], out: Path,
+                asv_charts: Sequence[Path] = ()) -> str:
+    """The page: run info, comparison table, figures, one summary table per index."""
+    df = run.df
+    series = list(pd.unique(df["series"]))
+    names = {s: str(df.loc[df["series"] == s, "index"].iloc[0]) for s in series}
+    legend = " ".join(
+        f"<span><span class=swatch style='background:{style.index_color(names[s])}'></span>"
+        f"{html.escape(s)}</span>" for s in series)
+    body = [f"<h1>indexbench report</h1><p class=muted>generated "
+            f"{datetime.now(UTC):%Y-%m-%d %H:%M UTC} from "
+            f"{html.escape(', '.join(run.sources))}</p>", _run_info(run),
+            f"<p>{legend}</p>", "<h2>Comparison</h2>",
+            "<p class=muted>median per upsert batch after the initial load (batch ≥ 1)</p>",
+            _table(comparison(df), "metric")]
+    body.append("<h2>Figures</h2>")
+    for spec, path in written:
+        rel = path.relative_to(out).as_posix()
+        body.append(f"<figure id='{html.escape(Path(spec.file).stem)}'><h3>"
+                    f"{html.escape(spec.title)}</h3><a href='{rel}'><img src='{rel}' "
+                    f"alt='{html.escape(spec.title)}'></a><figcaption>"
+                    f"{html.escape(spec.caption)}</figcaption></figure>")
+    body.append("<h2>Summary per index</h2>")
+    for s in series:
+        g = df[df["series"] == s]
+        body.append(f"<h3 id='index-{html.escape(s)}'><span class=swatch style='background:"
+                    f"{style.index_color(names[s])}'></span>{html.escape(s)}</h3>")
+        body.append(_table(index_summary(g), "metric"))
+    if asv_charts:
+        body.append("<h2>asv: tracked benchmarks over commits</h2>")
+        for p in asv_charts:
+            rel = p.relative_to(out).as_posix()
+            body.append(f"<figure><a href='{rel}'><img src='{rel}' alt='{html.escape(p.stem)}'>"
+                        f"</a><figcaption>{html.escape(p.stem)}</figcaption></figure>")
+    return ("<!doctype html><html lang=en><head><meta charset=utf-8><title>indexbench report"
+            f"</title><style>{CSS}</style></head><body>{''.join(body)}</body></html>\n")
+
+
+def write_report(dirs: str | Path | Sequence[str | Path], out: str | Path | None = None,
+                 asv_results: str | Path | None = None, strict: bool = False) -> Path:
+    """Figures + ``index.html`` for metrics directories (and asv results); returns the page.
+
+    ``out`` defaults to ``<DIR>/report`` for one directory, ``./report`` for several.
+    """
+    if isinstance(dirs, str | Path):
+        dirs = [dirs]
+    dirs = list(dirs)
+    if out is None:
+        out = Path(dirs[0]) / "report" if len(dirs) == 1 else Path("report")
+    out = Path(out)
+    run = load(dirs, strict=strict)
+    written = write_figures(run, out)
+    charts: list[Path] = []
+    if asv_results is not None:
+        from reports.asv_charts import write_asv_charts
+
+        charts = write_asv_charts(asv_results, out / "asv")
+    page = out / "index.html"
+    page.write_text(render_html(run, written, out, charts), encoding="utf-8")
+    return page
+
+
+def write_asv_report(asv_results: str | Path, out: str | Path) -> Path:
+    """A page of asv charts alone (``indexbench report --asv RESULTS`` without DIRs)."""
+    from reports.asv_charts import write_asv_charts
+
+    out = Path(out)
+    charts = write_asv_charts(asv_results, out / "asv")
+    figs = "".join(
+        f"<figure><a href='{p.relative_to(out).as_posix()}'><img src='"
+        f"{p.relative_to(out).as_posix()}' alt='{html.escape(p.stem)}'></a><figcaption>"
+        f"{html.escape(p.stem)}</figcaption></figure>" for p in charts)
+    page = out / "index.html"
+    page.write_text("<!doctype html><html lang=en><head><meta charset=utf-8><title>indexbench "
+                    f"asv</title><style>{CSS}</style></head><body><h1>asv: tracked benchmarks "
+                    f"over commits</h1><p class=muted>{html.escape(str(asv_results))}</p>{figs}"
+                    "</body></html>\n", encoding="utf-8")
+    return page
