@@ -128,6 +128,7 @@ def compare(indexes_: Sequence[str] | None = None, workload: str | workloads.Wor
     m.write_run_json(out, {"run_id": run_id, "command": "compare", "workload": vars(w),
                            "indexes": {n: indexes.get(n, **(params or {}).get(n, {})).describe()
                                        for n in names},
+                           "tables": {n: os.path.join(out, "tables", n) for n in names},
                            "master": spark.sparkContext.master})
     return pd.concat(frames, ignore_index=True)
 

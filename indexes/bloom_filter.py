@@ -453,20 +453,22 @@ class HoodieBloomFilter:
         With ``n=None`` the rows' actual add counts are used; otherwise the counts Hudi's add
         policy would give an empty filter of this configuration after ``n`` adds.
         """
-        if n is None:
-            counts = self.row_counts
-        else:
-            if self._type_code == SIMPLE:
-                counts = [int(n)]
-            else:
-                policy = _DynamicPolicy(nr=self._num_entries, max_nr=self._max_entries)
-                rows = policy.assign(int(n))
-                counts = np.bincount(rows, minlength=policy.rows).tolist()
+        counts = self.row_counts if n is None else self.row_counts_after(int(n))
         m, k = self.bits_per_row, self.hashes_per_row
-        miss = 1.0
-        for c in counts:
-            miss *= 1.0 - theoretical_fpp(m, k, c)
-        return 1.0 - miss
+        rows = [theoretical_fpp(m, k, c) for c in counts]
+        if any(p >= 1.0 for p in rows):
+            return 1.0
+        # log1p/expm1: the default sizing's rates (~1e-20) must not round to 0
+        return -math.expm1(sum(math.log1p(-p) for p in rows))
+
+    def row_counts_after(self, n: int) -> list[int]:
+        """Keys each row would hold after ``n`` adds to an empty filter of this shape."""
+        if self._type_code == SIMPLE:
+            return [int(n)]
+        if n <= 0:
+            return [0]
+        policy = _DynamicPolicy(nr=self._num_entries, max_nr=self._max_entries)
+        return np.bincount(policy.assign(int(n)), minlength=policy.rows).tolist()
 
     # -- serialization --------------------------------------------------------------------
     def _to_bytes(self) -> bytes:

@@ -101,33 +101,14 @@ def bloom_filter_for(params: Mapping[str, Any]):
         int(params.get("max_entries", DEFAULT_MAX_ENTRIES)))
 
 
-def _row_counts(f, n: int) -> list[int]:
-    """Keys each row of filter ``f`` holds after ``n`` adds (Hudi's DYNAMIC_V0 policy)."""
-    if f.type_code != "DYNAMIC_V0":
-        return [n]
-    from indexes.bloom_filter import _DynamicPolicy
-
-    rows = _DynamicPolicy(nr=f.num_entries, max_nr=f.max_entries).assign(n)
-    return np.bincount(rows).tolist() if n else [0]
-
-
 def theoretical_fp_curve(params: Mapping[str, Any], n: Sequence[float] | np.ndarray) -> np.ndarray:
     """Expected FP rate of one file's filter holding ``n`` keys, for each ``n``.
 
     Uses the filter's own m (bits per row) and k (hashes) and, for DYNAMIC_V0, how many
-    keys each row holds; rows combine as ``1 - prod(1 - fp_row)``, computed with
-    log1p/expm1 so the tiny rates of Hudi's default sizing (1e-20) do not round to 0.
+    keys each row holds (``HoodieBloomFilter.theoretical_fpp``).
     """
-    from indexes.bloom_filter import theoretical_fpp
-
     f = bloom_filter_for(params)
-    m, k = f.bits_per_row, f.hashes_per_row
-    out = []
-    for x in np.atleast_1d(n):
-        rows = [theoretical_fpp(m, k, c) for c in _row_counts(f, int(round(x)))]
-        out.append(-math.expm1(sum(math.log1p(-p) for p in rows)) if all(p < 1 for p in rows)
-                   else 1.0)
-    return np.array(out, dtype=float)
+    return np.array([f.theoretical_fpp(int(round(x))) for x in np.atleast_1d(n)], dtype=float)
 
 
 def fp_points(g: pd.DataFrame) -> pd.DataFrame:

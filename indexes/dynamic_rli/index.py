@@ -98,8 +98,9 @@ class DynamicRliIndex(RecordIndex):
               "parallelism at the table's first commit, then fixed)"),
         Param("capacity_mode", "hoodie.bucket.index.dynamic.capacity.mode", str, RECORDS,
               "when a bucket is full: 'records' (keys) or 'bytes' (latest base file size)"),
-        Param("max_records", "hoodie.bucket.index.dynamic.max.records", int, 100_000,
-              "records mode: keys per bucket"),
+        Param("max_records", "hoodie.bucket.index.dynamic.max.records", int, 2000,
+              "records mode: keys per bucket (2000 matches bloom's default insert split, "
+              "so the default comparison writes files of similar size)"),
         Param("max_file_bytes", "hoodie.bucket.index.dynamic.max.file.bytes", int,
               120 * 1024 * 1024, "bytes mode: latest base file size per bucket"),
         Param("record_size_estimate", "hoodie.copyonwrite.record.size.estimate", int, 1024,
