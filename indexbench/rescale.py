@@ -200,7 +200,9 @@ def write_bucket_slice(table: Table, partition: str, bucket: int, records: pa.Ta
 
 def split_bucket(table: Table, partition: str, path: str, file_id: str, bucket: int,
                  from_buckets: int, to_buckets: int, hash_fields: list[str], instant: str,
-                 write_token: str, footer_fn, io: IOStats) -> list[dict]:
+                 write_token: str,
+                 footer_fn: Callable[[pa.Array], tuple[dict[str, str], int]],
+                 io: IOStats) -> list[dict]:
     """Read old bucket ``bucket``'s base file once and write its children under ``% kN``.
 
     The children are ``bucket, bucket+N, …, bucket+(k−1)·N``; a record hashing elsewhere
