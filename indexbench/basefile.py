@@ -106,24 +106,9 @@ def read_footer(fs: pafs.FileSystem, path: str, stats: IOStats | None = None) ->
     return kv
 
 
-def read_record_keys(fs: pafs.FileSystem, path: str, stats: IOStats | None = None) -> pa.Array:
-    """Only the record-key column of a base file: what Hudi reads to confirm a bloom hit."""
-    reader = _open(fs, path)
-    try:
-        col = pq.ParquetFile(reader).read(columns=[RECORD_KEY]).column(0)
-    finally:
-        reader.close()
-    if stats is not None:
-        stats.files_read += 1
-        stats.bytes_read += reader.bytes_read
-        stats.paths.append(path)
-    return col.combine_chunks()
-
-
-def read_base_file(
-    fs: pafs.FileSystem, path: str, stats: IOStats | None = None, columns: list[str] | None = None
-) -> pa.Table:
-    """A whole base file (copy-on-write merge, verify)."""
+def read_parquet(fs: pafs.FileSystem, path: str, stats: IOStats | None = None,
+                 columns: list[str] | None = None) -> pa.Table:
+    """Read (some columns of) a Parquet file, counting the file and every byte pulled."""
     reader = _open(fs, path)
     try:
         table = pq.ParquetFile(reader).read(columns=columns)
@@ -134,3 +119,15 @@ def read_base_file(
         stats.bytes_read += reader.bytes_read
         stats.paths.append(path)
     return table.replace_schema_metadata(None)
+
+
+def read_record_keys(fs: pafs.FileSystem, path: str, stats: IOStats | None = None) -> pa.Array:
+    """Only the record-key column of a base file: what Hudi reads to confirm a bloom hit."""
+    return read_parquet(fs, path, stats, [RECORD_KEY]).column(0).combine_chunks()
+
+
+def read_base_file(
+    fs: pafs.FileSystem, path: str, stats: IOStats | None = None, columns: list[str] | None = None
+) -> pa.Table:
+    """A whole base file (copy-on-write merge, verify)."""
+    return read_parquet(fs, path, stats, columns)

@@ -21,8 +21,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from indexbench import basefile as bf
 from indexbench import fs as tfs
-from indexbench.fs import CountingReader, IOStats
+from indexbench.fs import IOStats
 
 RLI_DIR = ".hoodie/metadata/record_index"
 FILES_KEY = "indexbench.rli.files"  # extraMetadata: RLI files an instant added (JSON)
@@ -127,16 +128,8 @@ def all_visible_files(table, snapshot) -> list[RliFile]:
 
 def read_file(table, path: str, columns: list[str] | None = None,
               stats: IOStats | None = None) -> pa.Table:
-    reader = CountingReader(table.fs.open_input_file(table.abs_path(path)))
-    try:
-        t = pq.ParquetFile(reader).read(columns=columns)
-    finally:
-        reader.close()
-    if stats is not None:
-        stats.files_read += 1
-        stats.bytes_read += reader.bytes_read
-        stats.paths.append(path)
-    return t
+    """One RLI file, counted like every other read (``IOStats``)."""
+    return bf.read_parquet(table.fs, table.abs_path(path), stats, columns)
 
 
 def read_record_index_locations(table, partition: str, completed: Iterable[str],
