@@ -408,7 +408,7 @@ def rescale(spark: SparkSession, table: Table, index: MultipleRehashIndex, mode:
         else:
             job = build_overwrite_job(spark, table, index, plan, instant, counters,
                                       before.schema)
-        stats = [r.asDict() for r in job.collect()]
+        stats = [r.asDict() for r in job.collect()]  # ok: one write stat per new file
     write_s = time.perf_counter() - t0
     _crash_if("rescale_after_write")
 

@@ -305,7 +305,7 @@ class DynamicRliIndex(RecordIndex):
             out = (rows.mapInPandas(only_new, schema).groupBy(part)
                    .applyInPandas(write, "partition string, path string, bytes long, "
                                          "entries long, hashes long, per_bucket string")
-                   .collect())  # one row per data partition
+                   .collect())  # ok: one row per data partition
             written = [r.asDict() for r in out]
         written += self._collided_keys(ctx, written)
         self._after_rli_write(written)
@@ -484,7 +484,7 @@ def compact_rli(spark, table, min_files: int, partitions: list[str] | None = Non
     df = spark.createDataFrame(pd.DataFrame(todo, columns=["partition", "files"]))
     made = (df.repartition(max(1, min(len(todo), spark.sparkContext.defaultParallelism)))
             .groupBy("partition").applyInPandas(run, "path string, bytes long, rows long")
-            .collect())
+            .collect())  # ok: one row per compacted partition
     old = sorted(f for _, files in todo for f in json.loads(files))
     table.complete_instant(instant, {
         "operationType": "COMPACT_RECORD_INDEX", "partitionToWriteStats": {},
@@ -562,5 +562,5 @@ def verify_rli(spark, table, snapshot, hash_function: str) -> list[str]:
            .when(F.col("key_hash") != expected_hash,
                  F.concat(key, F.lit(": RLI key hash is not the key's hash"))))
     problems += [r[0] for r in j.select(msg.alias("problem")).where("problem is not null")
-                 .limit(MAX_REPORTED).collect()]
+                 .limit(MAX_REPORTED).collect()]  # ok: bounded by limit()
     return problems
