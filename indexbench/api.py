@@ -98,8 +98,7 @@ def run(index: str = "bloom", workload: str | workloads.Workload = "uniform", *,
             if progress:
                 progress(row)
             # inline table services after the commit (e.g. multiple-rehash's auto-rescale)
-            for extra in getattr(idx, "run_table_services", lambda *a, **k: [])(
-                    spark, tbl, batch_no=b):
+            for extra in idx.run_table_services(spark, tbl, batch_no=b):
                 rows.append({"run_id": run_id, "index": index, "workload": w.name, **extra})
                 m.write_metrics(out, rows)
     df = m.to_frame(rows)

@@ -132,6 +132,11 @@ class RecordIndex(ABC):
         """The bucket each row of a base file must be in, for bucket indexes (else None)."""
         return None
 
+    def run_table_services(self, spark, table, batch_no: int) -> list[dict[str, Any]]:
+        """Inline table services after a commit (e.g. an automatic rescale); one metrics
+        row per service run, in the same contract as upserts."""
+        return []
+
     def after_commit(self, instant: str, ok: bool) -> dict[str, float]:
         """Hook at every checkpoint (= commit); returns index metrics of this batch."""
         return {}
