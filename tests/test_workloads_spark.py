@@ -49,3 +49,29 @@ def test_empty_batch(spark):
     w = workloads.load("uniform", initial_records=0, batches=1, batch_size=10)
     assert batch_df(spark, w, 0).count() == 0
     assert batch_df(spark, w, 1, num_slices=4).count() == 10
+
+
+LOCAL1_SCRIPT = """
+import sys, workloads
+from indexbench.spark import get_session
+from workloads.spark_source import batch_df
+spark = get_session("local[1]", shuffle_partitions=1)
+w = workloads.load("late-arrivals", initial_records=3_000, batches=1, batch_size=70_000,
+                   index_key_cardinality=40, index_key_skew=1.0, payload_bytes=12)
+batch_df(spark, w, 1).toPandas().to_parquet(sys.argv[1])
+"""
+
+
+def test_local1_and_local2_sessions_give_identical_batches(spark, wl, tmp_path):
+    """Same seed, same rows: a local[1] session in another process against this local[2]."""
+    import os
+    import subprocess
+    import sys
+
+    out = tmp_path / "local1.parquet"
+    proc = subprocess.run([sys.executable, "-c", LOCAL1_SCRIPT, str(out)], capture_output=True,
+                          text=True, timeout=300, env=os.environ.copy())
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert spark.sparkContext.master == "local[2]"
+    here = _sorted(batch_df(spark, wl, 1).toPandas())
+    assert _sorted(pd.read_parquet(out)).equals(here)
