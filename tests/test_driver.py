@@ -99,6 +99,16 @@ def test_first_upsert_counts_and_update_counts(spark, tmp_path):
     assert m2["files_written"] == len({b["a"], b["d"]})
 
 
+def table_with_two_records(spark, uri: str, index_name: str):
+    """A table holding keys a and b after one commit."""
+    table, index = open_table(uri, index_name)
+    good = pd.DataFrame({"key": ["a", "b"], "dt": ["p", "p"], "ts": [1, 2],
+                         "payload": ["x", "y"]})
+    with table:
+        upsert(spark, table, index, spark.createDataFrame(good))
+    return table, index
+
+
 def _bad_batches(spark):
     ok = pd.DataFrame({"key": ["a", "c"], "dt": ["p", "p"], "ts": [1, 1], "payload": ["x", "z"]})
     yield "1 record(s) with null record key", ok.assign(key=["a", None])
@@ -115,11 +125,7 @@ def _bad_batches(spark):
 @pytest.mark.parametrize("index_name", ["bloom", "simple-bucket"])
 def test_bad_input_is_refused_and_table_unchanged(spark, tmp_path, index_name):
     uri = str(tmp_path / "t")
-    table, index = open_table(uri, index_name)
-    good = pd.DataFrame({"key": ["a", "b"], "dt": ["p", "p"], "ts": [1, 2],
-                         "payload": ["x", "y"]})
-    with table:
-        upsert(spark, table, index, spark.createDataFrame(good))
+    table, index = table_with_two_records(spark, uri, index_name)
     before = table_files(uri)
     for expected, pdf in _bad_batches(spark):
         df = spark.createDataFrame(pdf.astype(object).where(pdf.notna(), None)) \
@@ -159,11 +165,7 @@ CRASH_SCRIPT = textwrap.dedent("""
                                                    ("simple-bucket", "before_commit")])
 def test_crash_between_write_and_commit(spark, tmp_path, index_name, point):
     uri = str(tmp_path / "t")
-    table, index = open_table(uri, index_name)
-    good = pd.DataFrame({"key": ["a", "b"], "dt": ["p", "p"], "ts": [1, 2],
-                         "payload": ["x", "y"]})
-    with table:
-        upsert(spark, table, index, spark.createDataFrame(good))
+    table, index = table_with_two_records(spark, uri, index_name)
     before_snapshot = read_snapshot(uri)
     proc = subprocess.run([sys.executable, "-c", CRASH_SCRIPT, uri, index_name],
                           env={**os.environ, "INDEXBENCH_CRASH_AT": point},
