@@ -30,17 +30,23 @@ class Param:
     type: type
     default: Any
     help: str
+    choices: tuple[Any, ...] | None = None  # the only values allowed, if any
 
     def parse(self, value: Any) -> Any:
+        """The value as this parameter's type; a clear error names the property key."""
         if isinstance(value, str) and self.type is bool:
             if value.lower() not in ("true", "false", "1", "0"):
                 raise IndexBenchError(f"{self.key} must be true or false, not {value!r}")
             return value.lower() in ("true", "1")
         try:
-            return self.type(value)
+            parsed = self.type(value)
         except (TypeError, ValueError) as exc:
             raise IndexBenchError(
                 f"{self.key} must be a {self.type.__name__}, not {value!r}") from exc
+        if self.choices is not None and parsed not in self.choices:
+            raise IndexBenchError(
+                f"{self.key} must be one of {', '.join(map(str, self.choices))}, not {value!r}")
+        return parsed
 
 
 @dataclass

@@ -33,7 +33,7 @@ class BloomIndex(RecordIndex):
               "entries each filter (row) is sized for"),
         Param("fpp", "hoodie.index.bloom.fpp", float, 1e-9, "target false-positive probability"),
         Param("filter_type", "hoodie.bloom.index.filter.type", str, "DYNAMIC_V0",
-              "SIMPLE or DYNAMIC_V0"),
+              "SIMPLE or DYNAMIC_V0", choices=("SIMPLE", "DYNAMIC_V0")),
         Param("max_entries", "hoodie.bloom.index.filter.dynamic.max.entries", int, 100000,
               "bound of a DYNAMIC_V0 filter before adds go round-robin"),
         Param("max_records_per_file", "hoodie.copyonwrite.insert.split.size", int, 2000,
@@ -45,8 +45,6 @@ class BloomIndex(RecordIndex):
 
     def validate(self) -> None:
         p = self.params
-        if p["filter_type"] not in ("SIMPLE", "DYNAMIC_V0"):
-            raise IndexBenchError("hoodie.bloom.index.filter.type must be SIMPLE or DYNAMIC_V0")
         if p["num_entries"] < 1 or p["max_entries"] < 1:
             raise IndexBenchError("bloom num_entries and max_entries must be >= 1")
         if p["max_records_per_file"] < 1:

@@ -77,7 +77,8 @@ class MultipleRehashIndex(SimpleBucketIndex):
         Param("rescale_factor", "indexbench.rescale.factor", int, 2,
               "growth factor k of an automatic rescale (N → k·N)"),
         Param("rescale_mode", "indexbench.rescale.mode", str, "rehash",
-              "automatic rescale mode: rehash (split buckets locally) or overwrite (reshuffle)"),
+              "automatic rescale mode: rehash (split buckets locally) or overwrite (reshuffle)",
+              choices=MODES),
         Param("max_num_buckets", "hoodie.bucket.index.max.num.buckets", int, 4096,
               "no automatic rescale beyond this many buckets per partition"),
     )
@@ -87,9 +88,6 @@ class MultipleRehashIndex(SimpleBucketIndex):
         p = self.params
         if p["rescale_factor"] < 2:
             raise IndexBenchError("indexbench.rescale.factor must be an integer >= 2")
-        if p["rescale_mode"] not in MODES:
-            raise IndexBenchError(f"indexbench.rescale.mode must be one of {MODES}, "
-                                  f"not {p['rescale_mode']!r}")
         if p["rescale_max_bucket_records"] < 0 or p["rescale_max_bucket_bytes"] < 0:
             raise IndexBenchError("indexbench.rescale.max.bucket.* must be >= 0 (0 = off)")
         if p["max_num_buckets"] < p["num_buckets"]:

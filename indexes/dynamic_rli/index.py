@@ -97,7 +97,8 @@ class DynamicRliIndex(RecordIndex):
               "bucket assigners P = initial buckets per partition (0: Spark default "
               "parallelism at the table's first commit, then fixed)"),
         Param("capacity_mode", "hoodie.bucket.index.dynamic.capacity.mode", str, RECORDS,
-              "when a bucket is full: 'records' (keys) or 'bytes' (latest base file size)"),
+              "when a bucket is full: 'records' (keys) or 'bytes' (latest base file size)",
+              choices=(RECORDS, BYTES)),
         Param("max_records", "hoodie.bucket.index.dynamic.max.records", int, 2000,
               "records mode: keys per bucket (2000 matches bloom's default insert split, "
               "so the default comparison writes files of similar size)"),
@@ -106,7 +107,8 @@ class DynamicRliIndex(RecordIndex):
         Param("record_size_estimate", "hoodie.copyonwrite.record.size.estimate", int, 1024,
               "bytes mode: bytes per record until committed stats exist"),
         Param("hash_function", "hoodie.bucket.index.dynamic.hash.function", str, "murmur3",
-              "record-key hash: 'murmur3' (Spark hash, JVM) or 'java' (String.hashCode)"),
+              "record-key hash: 'murmur3' (Spark hash, JVM) or 'java' (String.hashCode)",
+              choices=HASH_FUNCTIONS),
         Param("keep_accessed", "hoodie.bucket.index.dynamic.cache.keep.accessed", bool, False,
               "also keep partitions only looked up in a checkpoint (default: the design's "
               "flow, which keeps only partitions with new keys)"),
@@ -139,12 +141,6 @@ class DynamicRliIndex(RecordIndex):
         p = self.params
         if p["num_assigners"] < 0:
             raise IndexBenchError("hoodie.bucket.index.dynamic.num.assigners must be >= 0")
-        if p["hash_function"] not in HASH_FUNCTIONS:
-            raise IndexBenchError(f"hoodie.bucket.index.dynamic.hash.function must be one of "
-                                  f"{HASH_FUNCTIONS}, not {p['hash_function']!r}")
-        if p["capacity_mode"] not in (RECORDS, BYTES):
-            raise IndexBenchError("hoodie.bucket.index.dynamic.capacity.mode must be "
-                                  f"'{RECORDS}' or '{BYTES}'")
         self.capacity()
 
     def capacity(self) -> Capacity:
