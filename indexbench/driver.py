@@ -21,7 +21,7 @@ from pyspark.sql.pandas.types import to_arrow_schema
 
 from indexbench.counters import new_counters
 from indexbench.errors import InvalidBatchError, TableConfigError
-from indexbench.table import Table, TableConfig
+from indexbench.table import Snapshot, Table, TableConfig
 from indexbench.writer import WRITE_STATS_SCHEMA, MergeSpec, merge_file_group
 from indexes import get as get_index
 from indexes import index_class
@@ -162,14 +162,13 @@ def plan_inserts(tagged: DataFrame, config: TableConfig, instant: str,
 
 
 def write_file_groups(planned: DataFrame, table: Table, index: RecordIndex, instant: str,
-                      spark: SparkSession) -> list[dict]:
+                      spark: SparkSession, snapshot: Snapshot) -> list[dict]:
     """One task per target file group merges and writes it; one stat row comes back each."""
     cfg = table.config
     data_cols = [c for c in planned.columns if c not in (FILE_ID_COL, BUCKET_COL)]
     data_schema = to_arrow_schema(planned.select(data_cols).schema)
     spec = MergeSpec(table.uri, instant, cfg.record_key_field, cfg.partition_field,
                      cfg.ordering_field, data_schema)
-    snapshot = table.snapshot()
     prev = spark.sparkContext.broadcast(
         {k: s.path for k, s in snapshot.slices.items()})
     footer_fn = index.base_file_footer
@@ -220,7 +219,7 @@ def upsert(spark: SparkSession, table: Table, index: RecordIndex, batch: DataFra
     if not index.assigns_inserts:
         planned = plan_inserts(tagged, cfg, instant, index.params["max_records_per_file"])
     t1 = time.perf_counter()
-    stats = write_file_groups(planned, table, index, instant, spark)
+    stats = write_file_groups(planned, table, index, instant, spark, snapshot)
     write_s = time.perf_counter() - t1
     _crash_if("after_write")
 
