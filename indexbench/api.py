@@ -18,8 +18,9 @@ import indexes
 import workloads
 from indexbench import metrics as m
 from indexbench.driver import open_table, upsert
-from indexbench.errors import IndexBenchError, TableConfigError
+from indexbench.metrics import summary
 from indexbench.spark import get_session
+from tableformat.errors import IndexBenchError, TableConfigError
 
 Progress = Callable[[dict[str, Any]], None]
 
@@ -98,7 +99,7 @@ def run(index: str = "bloom", workload: str | workloads.Workload = "uniform", *,
             if progress:
                 progress(row)
             # inline table services after the commit (e.g. multiple-rehash's auto-rescale)
-            for extra in idx.run_table_services(spark, tbl, batch_no=b):
+            for extra in idx.spark.run_table_services(spark, tbl, batch_no=b):
                 rows.append({"run_id": run_id, "index": index, "workload": w.name, **extra})
                 m.write_metrics(out, rows)
     df = m.to_frame(rows)
@@ -134,19 +135,6 @@ def compare(indexes_: Sequence[str] | None = None, workload: str | workloads.Wor
 
 def default_compare_indexes() -> list[str]:
     return indexes.names()
-
-
-SUMMARY_COLUMNS = ["tag_s", "write_s", "total_s", "files_read", "bytes_read",
-                   "false_positives", "fp_rate", "bucket_records_max", "index_mem_bytes"]
-
-
-def summary(df: pd.DataFrame) -> pd.DataFrame:
-    """Median per index of the upsert batches after the initial load (batch ≥ 1)."""
-    if "operation" in df.columns:  # rescale rows are not upsert batches
-        df = df[df["operation"].fillna("upsert") == "upsert"]
-    upserts = df[(df["batch"] >= 1)] if (df["batch"] >= 1).any() else df
-    cols = [c for c in SUMMARY_COLUMNS if c in df.columns]
-    return upserts.groupby("index", sort=False)[cols].median()
 
 
 def verify(table: str, spark=None, master: str | None = None) -> list[str]:

@@ -225,7 +225,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from indexbench.errors import IndexBenchError
+    from tableformat.errors import IndexBenchError
 
     args = build_parser().parse_args(argv)
     try:

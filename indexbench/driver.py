@@ -19,16 +19,15 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from pyspark.sql.pandas.types import to_arrow_schema
 
-from indexbench.counters import new_counters
-from indexbench.errors import InvalidBatchError, TableConfigError
-from indexbench.table import Snapshot, Table, TableConfig
 from indexbench.writer import WRITE_STATS_SCHEMA, MergeSpec, merge_file_group
 from indexes import get as get_index
 from indexes import index_class
 from indexes.base import BUCKET_COL, FILE_ID_COL, CommitContext, RecordIndex, TagContext
-from indexes.bloom import measured_fp_rate
-
-CRASH_ENV = "INDEXBENCH_CRASH_AT"  # fault injection for tests: after_write | before_commit
+from indexes.counters import new_counters
+from tableformat.errors import InvalidBatchError, TableConfigError
+from tableformat.faults import CRASH_ENV, crash_if  # noqa: F401 (CRASH_ENV: tests' name)
+from tableformat.rows import WriteTotals, upsert_row
+from tableformat.table import Snapshot, Table, TableConfig, stats_by_partition
 
 KEY_TYPES = (T.StringType,)
 ORDERING_TYPES = (T.IntegerType, T.LongType, T.ShortType, T.ByteType, T.DoubleType,
@@ -192,11 +191,6 @@ def write_file_groups(planned: DataFrame, table: Table, index: RecordIndex, inst
     return [r.asDict() for r in stats]
 
 
-def _crash_if(point: str) -> None:
-    if os.environ.get(CRASH_ENV) == point:
-        os._exit(137)
-
-
 def upsert(spark: SparkSession, table: Table, index: RecordIndex, batch: DataFrame,
            batch_no: int = 0, extra_metadata: dict[str, str] | None = None) -> BatchResult:
     """Upsert one batch; the caller holds the table's writer lock (``with table:``)."""
@@ -210,7 +204,7 @@ def upsert(spark: SparkSession, table: Table, index: RecordIndex, batch: DataFra
     counters = new_counters(spark)
     ctx = TagContext(spark, table, snapshot, instant, partitions, counters)
     t0 = time.perf_counter()
-    tagged = index.tag_location(combined, ctx).persist(StorageLevel.MEMORY_AND_DISK)
+    tagged = index.spark.tag_location(combined, ctx).persist(StorageLevel.MEMORY_AND_DISK)
     records = tagged.count()
     tag_s = time.perf_counter() - t0
     counts = dict(counters.value)
@@ -221,56 +215,29 @@ def upsert(spark: SparkSession, table: Table, index: RecordIndex, batch: DataFra
     t1 = time.perf_counter()
     stats = write_file_groups(planned, table, index, instant, spark, snapshot)
     write_s = time.perf_counter() - t1
-    _crash_if("after_write")
+    crash_if("after_write")
 
     t2 = time.perf_counter()
     schema_json = batch.schema.json()
-    extra = index.update_location(CommitContext(spark, table, instant, stats, tagged))
+    extra = index.spark.update_location(CommitContext(spark, table, instant, stats, tagged))
     metadata = {
         "operationType": "UPSERT",
-        "partitionToWriteStats": _by_partition(stats),
+        "partitionToWriteStats": stats_by_partition(stats),
         "extraMetadata": {"schema": schema_json, **(extra_metadata or {}), **extra},
     }
-    _crash_if("before_commit")
+    crash_if("before_commit")
     table.complete_instant(instant, metadata)
     tagged.unpersist()
     commit_s = time.perf_counter() - t2
-    index_after = index.after_commit(instant, ok=True)
+    index_after = index.spark.after_commit(instant, ok=True)
 
     after = table.snapshot()
-    inserts = sum(s["numInserts"] for s in stats)
-    updates = sum(s["numUpdateWrites"] for s in stats)
-    written = sum(s["numWrites"] for s in stats)
-    metrics: dict[str, Any] = {
-        "batch": batch_no, "instant": instant, "input_records": input_records,
-        "records": records, "inserts": inserts, "updates": updates,
-        "tag_s": tag_s, "write_s": write_s, "commit_s": commit_s,
-        "total_s": time.perf_counter() - t_start,
-        "partitions_touched": len(partitions),
-        "files_in_table": after.physical_files, "file_groups": len(after.slices),
-        "candidate_files": counts.get("candidate_files", 0),
-        "files_read": counts.get("files_read", 0),
-        "bytes_read": counts.get("bytes_read", 0),
-        "footers_read": counts.get("range_footers_read", 0) + counts.get("check_footers_read", 0),
-        "bloom_checks": counts.get("bloom_checks", 0),
-        "bloom_positives": counts.get("bloom_positives", 0),
-        "false_positives": counts.get("false_positives", 0),
-        "fp_rate": measured_fp_rate(counts) if counts.get("bloom_checks") else None,
-        "files_written": len(stats), "bytes_written": sum(s["totalWriteBytes"] for s in stats),
-        "records_rewritten": written - inserts - updates,
-        "merge_files_read": sum(s["mergeFilesRead"] for s in stats),
-        "merge_bytes_read": sum(s["mergeBytesRead"] for s in stats),
-        "table_records": sum(s.num_records for s in after.slices.values()),
-    }
+    metrics = upsert_row(
+        batch_no=batch_no, instant=instant, input_records=input_records, records=records,
+        partitions_touched=len(partitions), counts=counts,
+        writes=WriteTotals.from_stats(stats), after=after,
+        timings={"tag_s": tag_s, "write_s": write_s, "commit_s": commit_s,
+                 "total_s": time.perf_counter() - t_start})
     metrics.update(index.table_metrics(after))
     metrics.update(index_after)
     return BatchResult(instant, metrics, stats)
-
-
-def _by_partition(stats: list[dict]) -> dict[str, list[dict]]:
-    out: dict[str, list[dict]] = {}
-    for s in sorted(stats, key=lambda s: (s["partition"], s["fileId"])):
-        out.setdefault(s["partition"], []).append(s)
-    return out
-
-

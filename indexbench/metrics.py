@@ -118,3 +118,16 @@ def write_run_json(out_dir: str | os.PathLike, config: dict[str, Any]) -> None:
     out.mkdir(parents=True, exist_ok=True)
     body = {"created": datetime.now(UTC).isoformat(), **config, **environment()}
     (out / "run.json").write_text(json.dumps(body, indent=2, default=str) + "\n")
+
+
+SUMMARY_COLUMNS = ["tag_s", "write_s", "total_s", "files_read", "bytes_read",
+                   "false_positives", "fp_rate", "bucket_records_max", "index_mem_bytes"]
+
+
+def summary(df: pd.DataFrame) -> pd.DataFrame:
+    """Median per index of the upsert batches after the initial load (batch ≥ 1)."""
+    if "operation" in df.columns:  # rescale rows are not upsert batches
+        df = df[df["operation"].fillna("upsert") == "upsert"]
+    upserts = df[(df["batch"] >= 1)] if (df["batch"] >= 1).any() else df
+    cols = [c for c in SUMMARY_COLUMNS if c in df.columns]
+    return upserts.groupby("index", sort=False)[cols].median()

@@ -13,9 +13,9 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 import indexes
-from indexbench import basefile as bf
-from indexbench.fs import exists
-from indexbench.table import Table
+from tableformat import basefile as bf
+from tableformat.fs import exists
+from tableformat.table import Table
 
 MAX_REPORTED = 20
 
@@ -65,7 +65,7 @@ def verify_table(spark: SparkSession, uri: str) -> list[str]:
         return [f"{uri}: no table here (.hoodie/hoodie.properties is missing)"]
     index = indexes.from_table_config(table.config)
     snapshot = table.snapshot()
-    problems = index.verify(spark, table, snapshot)
+    problems = index.spark.verify(spark, table, snapshot)
     slices = list(snapshot.slices.values())
     if not slices:
         return problems

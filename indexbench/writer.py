@@ -15,15 +15,9 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from indexbench import basefile as bf
-from indexbench.fs import IOStats
-
-WRITE_STATS_SCHEMA = (
-    "partition string, fileId string, path string, prevCommit string, numWrites long, "
-    "numInserts long, numUpdateWrites long, numDeletes long, totalWriteBytes long, "
-    "indexBytes long, mergeFilesRead long, mergeBytesRead long, minRecordKey string, "
-    "maxRecordKey string, bucketId int"
-)
+from tableformat import basefile as bf
+from tableformat.fs import IOStats
+from tableformat.table import WRITE_STATS_SCHEMA  # noqa: F401 (re-exported)
 
 
 @dataclass(frozen=True)
@@ -56,7 +50,7 @@ def merge_file_group(
     bucket_id: int | None = None,
 ) -> dict:
     """Merge ``incoming`` into the file group's base file and write the new slice."""
-    from indexbench.table import Table
+    from tableformat.table import Table
 
     table = Table(spec.table_uri)
     key, order = spec.key_field, spec.ordering_field

@@ -11,7 +11,7 @@ _REGISTRY: dict[str, str] = {
     "bloom": "indexes.bloom:BloomIndex",
     "simple-bucket": "indexes.simple_bucket:SimpleBucketIndex",
     "multiple-rehash": "indexes.multiple_rehash:MultipleRehashIndex",
-    "dynamic-rli": "indexes.dynamic_rli.index:DynamicRliIndex",
+    "dynamic-rli": "indexes.dynamic_rli:DynamicRliIndex",
 }
 
 
@@ -24,7 +24,7 @@ def index_class(name: str) -> type[RecordIndex]:
     try:
         module, _, cls = _REGISTRY[name].partition(":")
     except KeyError:
-        from indexbench.errors import IndexBenchError
+        from tableformat.errors import IndexBenchError
 
         raise IndexBenchError(f"unknown index {name!r}; known: {', '.join(_REGISTRY)}") from None
     return getattr(importlib.import_module(module), cls)

@@ -1,20 +1,25 @@
 """The index protocol, in Hudi's shape: ``tag_location``, ``update_location``, ``describe``.
 
+An index is an engine-neutral definition (parameters, footer, table figures, its core)
+plus one adapter per engine, loaded only when that engine runs it — as Hudi's
+``HoodieIndex`` takes a ``SparkHoodieBloomIndexHelper`` and ``JavaWriteHelper`` runs the
+same index in-process. ``index.spark`` is the Spark adapter (``tag_location`` …), and
+``index.simulator(model)`` the simulator's; both call the index's Spark-free core.
 The driver times and counts around every call; an index reports only the work it alone
-can see. Index logic lives in Spark-free cores; implementations of this protocol only
-distribute those cores with Spark.
+can see. Nothing in this module (or any core) imports pyspark.
 """
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
+import importlib
+from abc import ABC
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
 import pyarrow as pa
 
-from indexbench.errors import IndexBenchError
+from tableformat.errors import IndexBenchError
 
 # Columns the tagging adds to a batch (dropped before the data is written).
 FILE_ID_COL = "_hoodie_file_id"
@@ -73,14 +78,22 @@ class CommitContext:
     extra_metadata: dict = field(default_factory=dict)
 
 
+def load_object(path: str) -> Any:
+    """``"package.module:Name"`` → the object (adapters load only when used)."""
+    module, _, name = path.partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
 class RecordIndex(ABC):
-    """Base class of the four indexes; adding one = one module + one registry line."""
+    """Engine-neutral definition of an index; adding one = one folder + one registry line."""
 
     name: ClassVar[str]
     index_type: ClassVar[str]  # hoodie.index.type
     PARAMS: ClassVar[tuple[Param, ...]] = ()
     # bucket indexes route inserts themselves; the others leave them to the planner
     assigns_inserts: ClassVar[bool] = False
+    SPARK_ADAPTER: ClassVar[str]  # "module:Class" of the Spark adapter
+    SIM_ADAPTER: ClassVar[str]  # "module:Class" of the simulator adapter
 
     def __init__(self, **params: Any):
         known = {p.name: p for p in self.PARAMS}
@@ -95,6 +108,25 @@ class RecordIndex(ABC):
             values[p.name] = p.parse(value)
         self.params = values
         self.validate()
+        self._spark: Any = None
+
+    def __getstate__(self) -> dict:
+        """Tasks pickle the index (its footer hook): ship parameters, never engine state."""
+        return {"params": self.params}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__init__(**state["params"])
+
+    @property
+    def spark(self) -> Any:
+        """The Spark adapter of this index (imports pyspark on first use)."""
+        if self._spark is None:
+            self._spark = load_object(self.SPARK_ADAPTER)(self)
+        return self._spark
+
+    def simulator(self, model: Any) -> Any:
+        """A simulator adapter of this index over a model table (no Spark)."""
+        return load_object(self.SIM_ADAPTER)(self, model)
 
     def validate(self) -> None:  # noqa: B027 (optional hook)
         """Refuse impossible parameter values (override to add checks)."""
@@ -113,15 +145,7 @@ class RecordIndex(ABC):
         """Name and parameters, for reports and ``run.json``."""
         return {"index": self.name, "index_type": self.index_type, **self.params}
 
-    # ---- the protocol ------------------------------------------------------
-    @abstractmethod
-    def tag_location(self, batch, ctx: TagContext):
-        """Return the batch with FILE_ID_COL (null = insert to plan) and BUCKET_COL."""
-
-    def update_location(self, ctx: CommitContext) -> dict:
-        """Persist index state the write did not persist; returns extra commit metadata."""
-        return {}
-
+    # ---- engine-neutral hooks ---------------------------------------------
     def base_file_footer(self, record_keys: pa.Array) -> tuple[dict[str, str], int]:
         """Footer entries this index keeps in each base file, and their size in bytes."""
         return {}, 0
@@ -130,22 +154,39 @@ class RecordIndex(ABC):
         """Index figures measured on the committed snapshot (bucket sizes, index bytes)."""
         return {}
 
-    def verify(self, spark, table, snapshot) -> list[str]:
-        """Problems with this index's own invariants (``indexbench verify``)."""
-        return []
-
     def row_buckets(self, data, partition: str, config, snapshot) -> np.ndarray | None:
         """The bucket each row of a base file must be in, for bucket indexes (else None)."""
         return None
+
+class SparkAdapter:
+    """The Spark side of an index: Hudi's ``tagLocation``/``updateLocation`` on DataFrames.
+
+    Adapters distribute the index's core; defaults are the no-ops of a stateless index.
+    """
+
+    def __init__(self, index: RecordIndex):
+        self.index = index
+
+    def tag_location(self, batch, ctx: TagContext):
+        """Return the batch with FILE_ID_COL (null = insert to plan) and BUCKET_COL."""
+        raise NotImplementedError
+
+    def update_location(self, ctx: CommitContext) -> dict:
+        """Persist index state the write did not persist; returns extra commit metadata."""
+        return {}
+
+    def after_commit(self, instant: str, ok: bool) -> dict[str, float]:
+        """Hook at every checkpoint (= commit); returns index metrics of this batch."""
+        return {}
+
+    def verify(self, spark, table, snapshot) -> list[str]:
+        """Problems with this index's own invariants (``indexbench verify``)."""
+        return []
 
     def run_table_services(self, spark, table, batch_no: int) -> list[dict[str, Any]]:
         """Inline table services after a commit (e.g. an automatic rescale); one metrics
         row per service run, in the same contract as upserts."""
         return []
-
-    def after_commit(self, instant: str, ok: bool) -> dict[str, float]:
-        """Hook at every checkpoint (= commit); returns index metrics of this batch."""
-        return {}
 
 
 def bucket_fill(counts: np.ndarray) -> dict[str, float]:

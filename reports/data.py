@@ -33,7 +33,9 @@ from indexbench.metrics import CONTRACT_COLUMNS, STRING_COLUMNS
 KNOWN_EXTRA_COLUMNS = frozenset({
     # driver
     "operation", "instant", "input_records", "table_records", "footers_read",
-    "merge_files_read", "merge_bytes_read", "bucket_records_cov",
+    "merge_files_read", "merge_bytes_read", "bucket_records_cov", "records_written",
+    # simulator (modelled figures are the model_* family)
+    "run_mode", "keys_hashed", "bloom_mode", "rli_files_written",
     # bloom
     "range_footers_read", "check_footers_read", "true_positives",
     # multiple-rehash (rescale rows)
@@ -48,8 +50,9 @@ KNOWN_EXTRA_COLUMNS = frozenset({
     # reports
     "run", "series",
 })
-# Families of extra columns (multiple-rehash: rescaled_<bucket fill>_before/_after).
-KNOWN_EXTRA_PREFIXES = ("rescaled_",)
+# Families of extra columns (multiple-rehash: rescaled_<bucket fill>_before/_after;
+# the simulator's modelled figures: model_<column>).
+KNOWN_EXTRA_PREFIXES = ("rescaled_", "model_")
 SNAKE = re.compile(r"^[a-z][a-z0-9_]*$")
 
 
@@ -178,7 +181,7 @@ def table_uris(directory: str | Path, run: Mapping[str, Any], names: Iterable[st
 def snapshot_bucket_counts(uri: str) -> list[int] | None:
     """Records per file group of a table's latest snapshot (None if unreadable)."""
     try:
-        from indexbench.table import Table
+        from tableformat.table import Table
 
         return [int(s.num_records) for s in Table(uri).snapshot().slices.values()]
     except Exception:  # noqa: BLE001 - a moved or partial table falls back to metrics

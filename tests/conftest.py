@@ -5,9 +5,9 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from indexbench import basefile as bf
 from indexbench.spark import get_session
-from indexbench.table import Table
+from tableformat import basefile as bf
+from tableformat.table import Table
 
 
 @pytest.fixture(scope="session")
@@ -32,6 +32,6 @@ def read_snapshot(uri: str) -> pd.DataFrame:
 def table_files(uri: str) -> set[str]:
     """Every file under the table root (relative paths), to prove nothing was written."""
     table = Table(uri)
-    from indexbench.fs import list_files
+    from tableformat.fs import list_files
 
     return {i.path[len(table.root):] for i in list_files(table.fs, table.root, recursive=True)}

@@ -6,11 +6,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from indexbench import basefile as bf
 from indexbench.driver import open_table, upsert
-from indexbench.table import Table
+from indexes.bloom.core import FileRanges, candidate_pairs
 from indexes.bloom_filter import FOOTER_KEY, TYPE_CODE_KEY, HoodieBloomFilter
-from indexes.bloom_lookup import FileRanges, candidate_pairs
+from tableformat import basefile as bf
+from tableformat.table import Table
 
 SMALL_BLOOM = {"num_entries": 20, "fpp": 0.3, "filter_type": "SIMPLE",
                "max_records_per_file": 50}
@@ -140,9 +140,9 @@ def test_simple_bucket_core_never_opens_files(monkeypatch):
 
 
 def test_two_file_groups_claiming_one_bucket_is_an_error():
-    from indexbench.errors import InvariantViolation
-    from indexbench.table import FileSlice
     from indexes.simple_bucket import existing_bucket_files
+    from tableformat.errors import InvariantViolation
+    from tableformat.table import FileSlice
 
     s1 = FileSlice("p", bf.bucket_file_id(5, "a"), "p/x.parquet", "1" * 17, 1, 1)
     s2 = FileSlice("p", bf.bucket_file_id(5, "b"), "p/y.parquet", "1" * 17, 1, 1)

@@ -12,7 +12,7 @@ import pytest
 
 from indexbench import cli
 from indexbench.metrics import CONTRACT_COLUMNS
-from indexbench.table import Table
+from tableformat.table import Table
 
 SMALL = ["--initial-records", "1500", "--batches", "2", "--batch-size", "400"]
 

@@ -13,9 +13,9 @@ import pytest
 from conftest import read_snapshot, table_files
 
 from indexbench.driver import open_table, upsert
-from indexbench.errors import InvalidBatchError, TableConfigError
-from indexbench.table import Table
 from indexbench.verify import verify_table
+from tableformat.errors import InvalidBatchError, TableConfigError
+from tableformat.table import Table
 
 PARAMS = {
     "bloom": {"num_entries": 200, "fpp": 0.01, "max_records_per_file": 60},

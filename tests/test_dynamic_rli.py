@@ -15,12 +15,12 @@ import pandas as pd
 import pytest
 from conftest import read_snapshot, table_files
 
-from indexbench import basefile as bf
 from indexbench.driver import open_table, upsert
-from indexbench.errors import ConcurrentWriterError
-from indexbench.table import Table
 from indexbench.verify import verify_table
 from indexes.dynamic_rli import rli
+from tableformat import basefile as bf
+from tableformat.errors import ConcurrentWriterError
+from tableformat.table import Table
 
 PARAMS = {"num_assigners": 2, "max_records": 40}
 # (partition, first key, last key) ranges per batch; see the eviction walk-through below
@@ -127,10 +127,11 @@ def test_restart_rebuilds_identical_routing_from_the_rli(grown):
     _, fresh = open_table(uri, "dynamic-rli")
     table = Table(uri)
     snap = table.snapshot()
-    assert fresh.resolve_assigners(None, snap) == PARAMS["num_assigners"]
+    assert fresh.core.resolve_assigners(fresh.recorded_assigners(snap), 1) == \
+        PARAMS["num_assigners"]
     live = {"A": grown["caches"][2]["A"], "C": grown["caches"][3]["C"]}  # all their keys
     for p, before in live.items():
-        after = fresh.partition_index(table, snap, p)
+        after = fresh.core.partition_index(p, lambda p=p: rli.bootstrap_entries(table, snap, p))
         for x, y in zip(before.map.items(), after.map.items(), strict=True):
             np.testing.assert_array_equal(x, y)
         np.testing.assert_array_equal(before.keys_per_bucket, after.keys_per_bucket)

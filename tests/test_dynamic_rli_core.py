@@ -10,12 +10,12 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from indexbench.errors import IndexBenchError
-from indexbench.table import Table, TableConfig
 from indexes.dynamic_rli import rli
 from indexes.dynamic_rli.assigner import BYTES, Capacity, PartitionIndex, assigner_of
 from indexes.dynamic_rli.cache import HashBucketMap
 from indexes.dynamic_rli.eviction import PartitionCaches
+from tableformat.errors import IndexBenchError
+from tableformat.table import Table, TableConfig
 
 
 def test_cache_matches_a_dict_model_and_stays_compact():

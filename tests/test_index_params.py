@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import indexes
-from indexbench.errors import IndexBenchError
+from tableformat.errors import IndexBenchError
 
 
 @pytest.mark.parametrize(("name", "params", "message"), [

@@ -16,23 +16,21 @@ import pandas as pd
 import pytest
 from conftest import read_snapshot, table_files
 
-from indexbench import basefile as bf
 from indexbench.driver import open_table, upsert
-from indexbench.errors import IndexBenchError, TableConfigError
-from indexbench.rescale import (
-    HANG_IN_TASK,
-    RescaleError,
-    build_overwrite_job,
-    build_rehash_job,
-    plan_rescale,
-    rehash_factor,
-    rescale,
-    rescale_table,
-)
-from indexbench.table import Table
+from indexbench.rescale import rescale_table
 from indexbench.verify import verify_table
 from indexes.hashing import bucket_ids
 from indexes.multiple_rehash import bucket_count_history
+from indexes.multiple_rehash.core import RescaleError, plan_rescale, rehash_factor
+from indexes.multiple_rehash.spark import (
+    HANG_IN_TASK,
+    build_overwrite_job,
+    build_rehash_job,
+    rescale,
+)
+from tableformat import basefile as bf
+from tableformat.errors import IndexBenchError, TableConfigError
+from tableformat.table import Table
 
 PARAMS = {"num_buckets": 4, "hash_field": "ik"}
 PARTS = ["2026-01-01", "2026-01-02"]
@@ -102,8 +100,8 @@ def test_split_bucket_core_without_spark(tmp_path):
     """Old bucket b of N splits into b, b+N, b+2N under % 3N; one read, sorted children."""
     import pyarrow as pa
 
-    from indexbench.fs import IOStats
-    from indexbench.rescale import split_bucket
+    from indexes.multiple_rehash.spark import split_bucket
+    from tableformat.fs import IOStats
 
     table = Table(str(tmp_path / "t"))
     keys = np.array([f"k{i:04d}" for i in range(3000)], dtype=object)

@@ -9,9 +9,9 @@ import sys
 
 import pytest
 
-from indexbench import basefile as bf
-from indexbench.errors import ConcurrentWriterError, IndexBenchError, TableConfigError
-from indexbench.table import Table, TableConfig, format_instant, parse_instant
+from tableformat import basefile as bf
+from tableformat.errors import ConcurrentWriterError, IndexBenchError, TableConfigError
+from tableformat.table import Table, TableConfig, format_instant, parse_instant
 
 
 def config(**kw) -> TableConfig:

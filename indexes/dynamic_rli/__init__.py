@@ -1,23 +1,113 @@
-"""dynamic-rli: Spark-free cores (cache, assigners, eviction, RLI store) and the index.
+"""dynamic-rli: buckets that grow online, routed by a partitioned record-level index.
 
-``DynamicRliIndex`` is imported lazily so the cores load without PySpark.
+Engine-neutral definition. The Spark-free cores are the cache
+(:mod:`~indexes.dynamic_rli.cache`), the assigners (:mod:`~indexes.dynamic_rli.assigner`),
+the eviction flow (:mod:`~indexes.dynamic_rli.eviction`), the RLI store
+(:mod:`~indexes.dynamic_rli.rli`) and the writer state that drives them
+(:mod:`~indexes.dynamic_rli.core`); :mod:`~indexes.dynamic_rli.spark` distributes them on
+Spark and :mod:`~indexes.dynamic_rli.sim` runs them in the simulator.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
-from indexes.dynamic_rli.assigner import Capacity, PartitionIndex, assigner_of
+import numpy as np
+
+from indexes.base import Param, RecordIndex, bucket_fill
+from indexes.dynamic_rli import rli
+from indexes.dynamic_rli.assigner import BYTES, RECORDS, Capacity, PartitionIndex, assigner_of
 from indexes.dynamic_rli.cache import HashBucketMap
+from indexes.dynamic_rli.core import DynamicRliCore
 from indexes.dynamic_rli.eviction import PartitionCaches
+from tableformat.errors import IndexBenchError
 
 __all__ = ["Capacity", "DynamicRliIndex", "HashBucketMap", "PartitionCaches", "PartitionIndex",
-           "assigner_of"]
+           "assigner_of", "rli_disk_bytes"]
+
+ASSIGNERS_KEY = "indexbench.dynamic.numAssigners"
+HASH_FUNCTIONS = ("murmur3", "java")
 
 
-def __getattr__(name: str) -> Any:
-    if name == "DynamicRliIndex":
-        from indexes.dynamic_rli.index import DynamicRliIndex
+class DynamicRliIndex(RecordIndex):
+    """The partitioned-RLI dynamic bucket index (Hudi discussion 18514)."""
 
-        return DynamicRliIndex
-    raise AttributeError(name)
+    name = "dynamic-rli"
+    index_type = "BUCKET"
+    assigns_inserts = True
+    SPARK_ADAPTER = "indexes.dynamic_rli.spark:DynamicRliSpark"
+    SIM_ADAPTER = "indexes.dynamic_rli.sim:DynamicRliSim"
+    PARAMS = (
+        Param("num_assigners", "hoodie.bucket.index.dynamic.num.assigners", int, 0,
+              "bucket assigners P = initial buckets per partition (0: Spark default "
+              "parallelism at the table's first commit, then fixed)"),
+        Param("capacity_mode", "hoodie.bucket.index.dynamic.capacity.mode", str, RECORDS,
+              "when a bucket is full: 'records' (keys) or 'bytes' (latest base file size)",
+              choices=(RECORDS, BYTES)),
+        Param("max_records", "hoodie.bucket.index.dynamic.max.records", int, 2000,
+              "records mode: keys per bucket (2000 matches bloom's default insert split, "
+              "so the default comparison writes files of similar size)"),
+        Param("max_file_bytes", "hoodie.bucket.index.dynamic.max.file.bytes", int,
+              120 * 1024 * 1024, "bytes mode: latest base file size per bucket"),
+        Param("record_size_estimate", "hoodie.copyonwrite.record.size.estimate", int, 1024,
+              "bytes mode: bytes per record until committed stats exist"),
+        Param("hash_function", "hoodie.bucket.index.dynamic.hash.function", str, "murmur3",
+              "record-key hash: 'murmur3' (Spark hash, JVM) or 'java' (String.hashCode)",
+              choices=HASH_FUNCTIONS),
+        Param("keep_accessed", "hoodie.bucket.index.dynamic.cache.keep.accessed", bool, False,
+              "also keep partitions only looked up in a checkpoint (default: the design's "
+              "flow, which keeps only partitions with new keys)"),
+        Param("rli_compact_files", "hoodie.bucket.index.dynamic.rli.compact.files", int, 0,
+              "compact a partition's RLI into one file (own replacecommit) once it has more "
+              "than this many files; 0 = never"),
+    )
+
+    def __init__(self, **params: Any):
+        super().__init__(**params)
+        self.core = DynamicRliCore(self.params)
+
+    @property
+    def caches(self) -> PartitionCaches:
+        return self.core.caches
+
+    @property
+    def num_assigners(self) -> int | None:
+        return self.core.num_assigners
+
+    def validate(self) -> None:
+        p = self.params
+        if p["num_assigners"] < 0:
+            raise IndexBenchError("hoodie.bucket.index.dynamic.num.assigners must be >= 0")
+        self.capacity()
+
+    def capacity(self) -> Capacity:
+        p = self.params
+        return Capacity(p["capacity_mode"], p["max_records"], p["max_file_bytes"],
+                        float(p["record_size_estimate"]))
+
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), "engine": "DYNAMIC_RLI",
+                "resolved_num_assigners": self.core.num_assigners}
+
+    def recorded_assigners(self, snapshot) -> int | None:
+        """P as the table's commits recorded it (None before the first commit)."""
+        return next((int(snapshot.extra[i][ASSIGNERS_KEY]) for i in reversed(snapshot.completed)
+                     if ASSIGNERS_KEY in snapshot.extra.get(i, {})), None)
+
+    def table_metrics(self, snapshot) -> dict[str, float]:
+        counts = np.array([s.num_records for s in snapshot.slices.values()])
+        return {**bucket_fill(counts), "index_mem_bytes": self.core.caches.nbytes,
+                "resident_partitions": len(self.core.caches),
+                "index_disk_bytes": rli_disk_bytes(snapshot)}
+
+
+def rli_disk_bytes(snapshot) -> int:
+    """Bytes of the visible RLI files, from the commits' metadata (no listing)."""
+    replaced = rli.replaced_files(snapshot.extra)
+    total = 0
+    for inst in snapshot.completed:
+        for f in json.loads(snapshot.extra.get(inst, {}).get(rli.FILES_KEY, "[]")):
+            if f["path"] not in replaced:
+                total += int(f["bytes"])
+    return total

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from indexbench.errors import IndexBenchError
 from indexes.dynamic_rli.cache import HashBucketMap
+from tableformat.errors import IndexBenchError
 
 MAX_BUCKETS = 32768  # bucket ids are int16 in the cache (as Paimon's Int2ShortHashMap)
 RECORDS, BYTES = "records", "bytes"

@@ -21,9 +21,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from indexbench import basefile as bf
-from indexbench import fs as tfs
-from indexbench.fs import IOStats
+from tableformat import basefile as bf
+from tableformat import fs as tfs
+from tableformat.fs import IOStats
 
 RLI_DIR = ".hoodie/metadata/record_index"
 FILES_KEY = "indexbench.rli.files"  # extraMetadata: RLI files an instant added (JSON)
@@ -144,6 +144,18 @@ def read_record_index_locations(table, partition: str, completed: Iterable[str],
     if not tables:
         return schema.empty_table()
     return pa.concat_tables([t.cast(schema) for t in tables])
+
+
+def bootstrap_entries(table, snapshot, partition: str) -> tuple[np.ndarray, np.ndarray, int, int]:
+    """(key hashes, buckets, files read, bytes read) of a partition's committed RLI: what a
+    cache bootstrap reads (the loader :class:`~indexes.dynamic_rli.core.DynamicRliCore`
+    calls on first touch)."""
+    stats = IOStats()
+    entries = read_record_index_locations(table, partition, snapshot.completed,
+                                          replaced_files(snapshot.extra),
+                                          columns=["key_hash", "bucket"], stats=stats)
+    return (entries.column("key_hash").to_numpy(), entries.column("bucket").to_numpy(),
+            stats.files_read, stats.bytes_read)
 
 
 def compact_partition(table, partition: str, files: list[str], instant: str

@@ -1,69 +1,23 @@
-"""bloom: Hudi's default index, distributed as HoodieBloomIndex does it.
-
-1. read the min/max key from the footers of the base files in the batch's partitions
-   (one Spark task per slice of files);
-2. prune: a key is compared only with files whose [min, max] holds it;
-3. per candidate file (one group per file): probe its bloom filter, then read the
-   record-key column once if any probe was positive, and join.
-"""
+"""bloom on Spark, distributed as ``SparkHoodieBloomIndexHelper``: footers in tasks,
+range pruning per batch slice, one key check per candidate file (the core does both)."""
 
 from __future__ import annotations
 
 from collections import Counter
 
 import pandas as pd
-import pyarrow as pa
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from indexbench.errors import IndexBenchError
-from indexbench.fs import IOStats
-from indexes.base import BUCKET_COL, FILE_ID_COL, Param, RecordIndex, TagContext
-from indexes.bloom_filter import FOOTER_KEY, TYPE_CODE_KEY, HoodieBloomFilter
-from indexes.bloom_lookup import FileRanges, candidate_pairs, check_keys_in_file, read_key_range
+from indexes.base import BUCKET_COL, FILE_ID_COL, SparkAdapter, TagContext
+from indexes.bloom.core import FileRanges, candidate_pairs, check_keys, read_key_range
+from tableformat.basefile import read_footer, read_record_keys
+from tableformat.fs import IOStats
 
 
-class BloomIndex(RecordIndex):
-    """Hudi's BLOOM index with Hudi's defaults."""
+class BloomSpark(SparkAdapter):
+    """Hudi's HoodieBloomIndex on Spark."""
 
-    name = "bloom"
-    index_type = "BLOOM"
-    PARAMS = (
-        Param("num_entries", "hoodie.index.bloom.num_entries", int, 60000,
-              "entries each filter (row) is sized for"),
-        Param("fpp", "hoodie.index.bloom.fpp", float, 1e-9, "target false-positive probability"),
-        Param("filter_type", "hoodie.bloom.index.filter.type", str, "DYNAMIC_V0",
-              "SIMPLE or DYNAMIC_V0", choices=("SIMPLE", "DYNAMIC_V0")),
-        Param("max_entries", "hoodie.bloom.index.filter.dynamic.max.entries", int, 100000,
-              "bound of a DYNAMIC_V0 filter before adds go round-robin"),
-        Param("max_records_per_file", "hoodie.copyonwrite.insert.split.size", int, 2000,
-              "inserts per new file group (Hudi's default is 500000; small-file packing is "
-              "not done)"),
-        Param("prune_by_ranges", "hoodie.bloom.index.prune.by.ranges", bool, True,
-              "compare keys only with files whose min/max range holds them"),
-    )
-
-    def validate(self) -> None:
-        p = self.params
-        if p["num_entries"] < 1 or p["max_entries"] < 1:
-            raise IndexBenchError("bloom num_entries and max_entries must be >= 1")
-        if p["max_records_per_file"] < 1:
-            raise IndexBenchError("hoodie.copyonwrite.insert.split.size must be >= 1")
-        if not 0 < p["fpp"] < 1:
-            raise IndexBenchError("hoodie.index.bloom.fpp must be in (0, 1)")
-
-    def new_filter(self) -> HoodieBloomFilter:
-        p = self.params
-        return HoodieBloomFilter.create(p["filter_type"], p["num_entries"], p["fpp"],
-                                        p["max_entries"])
-
-    def base_file_footer(self, record_keys: pa.Array) -> tuple[dict[str, str], int]:
-        bloom = self.new_filter()
-        bloom.add_keys(record_keys.to_pylist())
-        text = bloom.serialize()
-        return {FOOTER_KEY: text, TYPE_CODE_KEY: bloom.type_code}, len(text)
-
-    # ---- tagging -----------------------------------------------------------
     def _load_ranges(self, ctx: TagContext) -> dict[str, FileRanges]:
         """Step 1: footers' min/max, read in Spark tasks (one row per file comes back)."""
         slices = ctx.snapshot.in_partitions(ctx.partitions)
@@ -77,7 +31,7 @@ class BloomIndex(RecordIndex):
         n = max(1, min(len(slices), ctx.spark.sparkContext.defaultParallelism * 2))
 
         def read_ranges(frames):
-            from indexbench.table import Table
+            from tableformat.table import Table
 
             table = Table(table_uri)
             for pdf in frames:
@@ -106,7 +60,7 @@ class BloomIndex(RecordIndex):
                 BUCKET_COL, F.lit(None).cast("int")).select([f.name for f in schema.fields])
 
         bc_ranges = ctx.spark.sparkContext.broadcast(ranges)
-        prune = self.params["prune_by_ranges"]
+        prune = self.index.params["prune_by_ranges"]
         paths = {(s.partition, s.file_id): s.path for s in ctx.snapshot.in_partitions(ranges)}
         bc_paths = ctx.spark.sparkContext.broadcast(paths)
         table_uri, acc = ctx.table.uri, ctx.counters
@@ -128,14 +82,16 @@ class BloomIndex(RecordIndex):
 
         def check_file(pdf: pd.DataFrame) -> pd.DataFrame:
             """Step 3: Hudi's bloom check + key lookup for one candidate file."""
-            from indexbench.table import Table
+            from tableformat.table import Table
 
             table = Table(table_uri)
             part, fid = pdf["partition"].iat[0], pdf["file_id"].iat[0]
             stats, counts = IOStats(), Counter()
             keys = pdf["key"].to_numpy(dtype=object)
-            found = check_keys_in_file(table.fs, table.abs_path(bc_paths.value[(part, fid)]),
-                                       keys, stats, counts)
+            path = table.abs_path(bc_paths.value[(part, fid)])
+            footer = read_footer(table.fs, path, stats)
+            found = check_keys(footer, keys, counts,
+                               lambda: read_record_keys(table.fs, path, stats))
             acc.add({**counts, "files_read": stats.files_read, "bytes_read": stats.bytes_read,
                      "check_footers_read": stats.footers_read})
             return pd.DataFrame({"partition": part, "key": keys[found], "file_id": fid})
@@ -152,16 +108,4 @@ class BloomIndex(RecordIndex):
             "left",
         ).drop("__p", "__k").withColumn(BUCKET_COL, F.lit(None).cast("int"))
         return tagged.select([f.name for f in schema.fields])
-
-    def table_metrics(self, snapshot) -> dict[str, float]:
-        disk = sum(s.index_bytes for s in snapshot.slices.values())
-        return {"index_disk_bytes": disk, "index_mem_bytes": 0}
-
-
-def measured_fp_rate(counts: dict) -> float:
-    """False positives over probes of keys that were not in the probed file."""
-    negatives = counts.get("bloom_checks", 0) - counts.get("true_positives", 0)
-    return counts.get("false_positives", 0) / negatives if negatives else float("nan")
-
-
 

@@ -17,9 +17,9 @@ from datetime import UTC, datetime
 
 import pyarrow.fs as pafs
 
-from indexbench import fs as tfs
-from indexbench.basefile import BaseFileName
-from indexbench.errors import ConcurrentWriterError, IndexBenchError, TableConfigError
+from tableformat import fs as tfs
+from tableformat.basefile import BaseFileName
+from tableformat.errors import ConcurrentWriterError, IndexBenchError, TableConfigError
 
 HOODIE = ".hoodie"
 PROPERTIES = "hoodie.properties"
@@ -36,6 +36,14 @@ INDEX_TYPE = "hoodie.index.type"
 INDEX_NAME = "indexbench.index.name"
 # Index parameters are table config too, but a table of the same index may be opened
 # with other run-time settings; only these identify the table.
+# One write stat per file group written (Spark DDL; Hudi's HoodieWriteStat names).
+WRITE_STATS_SCHEMA = (
+    "partition string, fileId string, path string, prevCommit string, numWrites long, "
+    "numInserts long, numUpdateWrites long, numDeletes long, totalWriteBytes long, "
+    "indexBytes long, mergeFilesRead long, mergeBytesRead long, minRecordKey string, "
+    "maxRecordKey string, bucketId int"
+)
+
 IDENTITY_KEYS = (KEY_FIELD, PARTITION_FIELD, ORDERING_FIELD, INDEX_NAME)
 
 
@@ -145,6 +153,14 @@ class Snapshot:
     @property
     def latest_instant(self) -> str | None:
         return self.completed[-1] if self.completed else None
+
+
+def stats_by_partition(stats: list[dict]) -> dict[str, list[dict]]:
+    """Write stats as commit metadata's ``partitionToWriteStats`` (sorted, stable)."""
+    out: dict[str, list[dict]] = {}
+    for s in sorted(stats, key=lambda s: (s["partition"], s["fileId"])):
+        out.setdefault(s["partition"], []).append(s)
+    return out
 
 
 class Table:

@@ -1,7 +1,7 @@
 """Hudi base files: names, meta columns, footer metadata, and counted reads.
 
 Spark-free: the writer tasks, the bloom index tasks and ``verify`` all call these, and
-every read goes through :class:`~indexbench.fs.CountingReader`, so the bytes and files
+every read goes through :class:`~tableformat.fs.CountingReader`, so the bytes and files
 a metric reports are the ones this code pulled from storage.
 """
 
@@ -15,7 +15,7 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
-from indexbench.fs import CountingReader, IOStats
+from tableformat.fs import CountingReader, IOStats
 
 COMMIT_TIME = "_hoodie_commit_time"
 COMMIT_SEQNO = "_hoodie_commit_seqno"

@@ -5,68 +5,40 @@ the partition's *current* bucket count. Counts live in the timeline: every resca
 replacecommit whose extraMetadata records the partition's new count (and the old one,
 the mode and the factor), so the history of "which instant set which count" is read
 back from completed instants only, and a table that never rescales behaves exactly like
-simple-bucket. The rescale operation itself is in :mod:`indexbench.rescale`.
+simple-bucket. Planning and splitting are in :mod:`indexes.multiple_rehash.core`; the
+Spark rescale jobs in :mod:`indexes.multiple_rehash.spark`; the simulator's in
+:mod:`indexes.multiple_rehash.sim`.
 """
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from indexbench.errors import IndexBenchError
-from indexes.base import Param, bucket_fill
+from indexes.base import Param
+from indexes.multiple_rehash.core import (
+    BUCKET_COUNTS_KEY,
+    MODES,
+    RESCALE_KEY,
+    bucket_count_history,
+    current_bucket_counts,
+    history_problems,
+    partition_bucket_fill,
+)
 from indexes.simple_bucket import SimpleBucketIndex
+from tableformat.errors import IndexBenchError, TableConfigError
 
-# extraMetadata of a rescale replacecommit (Hudi keeps extraMetadata as string → string)
-BUCKET_COUNTS_KEY = "indexbench.bucket.index.partition.num.buckets"  # JSON {partition: N}
-RESCALE_KEY = "indexbench.bucket.rescale"  # JSON {mode, factor, from: {partition: N}}
-
-MODES = ("rehash", "overwrite")
-
-
-@dataclass(frozen=True)
-class BucketCountChange:
-    """One entry of a partition's bucket-count history."""
-
-    instant: str
-    partition: str
-    from_buckets: int
-    to_buckets: int
-    mode: str
-
-
-def bucket_count_history(snapshot) -> list[BucketCountChange]:
-    """Every bucket-count change of the completed timeline, oldest first."""
-    out = []
-    for instant in snapshot.completed:
-        extra = snapshot.extra.get(instant, {})
-        if BUCKET_COUNTS_KEY not in extra:
-            continue
-        counts = json.loads(extra[BUCKET_COUNTS_KEY])
-        info = json.loads(extra.get(RESCALE_KEY, "{}"))
-        before = info.get("from", {})
-        for partition, n in sorted(counts.items()):
-            out.append(BucketCountChange(instant, partition, int(before.get(partition, 0)),
-                                         int(n), str(info.get("mode", ""))))
-    return out
-
-
-def current_bucket_counts(snapshot, default: int) -> dict[str, int]:
-    """Latest count of every partition that was ever rescaled (others use ``default``)."""
-    counts: dict[str, int] = {}
-    for change in bucket_count_history(snapshot):
-        counts[change.partition] = change.to_buckets
-    return counts
-
+if TYPE_CHECKING:
+    from tableformat.table import Table
 
 class MultipleRehashIndex(SimpleBucketIndex):
     """Simple-bucket routing with per-partition bucket counts that rescales can grow."""
 
     name = "multiple-rehash"
     index_type = "BUCKET"
+    SPARK_ADAPTER = "indexes.multiple_rehash.spark:MultipleRehashSpark"
+    SIM_ADAPTER = "indexes.multiple_rehash.sim:MultipleRehashSim"
     PARAMS = SimpleBucketIndex.PARAMS + (
         Param("rescale_max_bucket_records", "indexbench.rescale.max.bucket.records", int, 0,
               "after each commit, rescale a partition whose largest bucket holds more "
@@ -110,23 +82,10 @@ class MultipleRehashIndex(SimpleBucketIndex):
         out["bucket_count_total"] = int(sum(counts.values()))
         return out
 
-    def verify(self, spark, table, snapshot) -> list[str]:
+    def bucket_problems(self, snapshot) -> list[str]:
         """Simple-bucket's invariants against current counts, plus a coherent history."""
-        problems = super().verify(spark, table, snapshot)
-        current: dict[str, int] = {}
-        for c in bucket_count_history(snapshot):
-            before = current.get(c.partition, self.params["num_buckets"])
-            if c.from_buckets and c.from_buckets != before:
-                problems.append(f"instant {c.instant} rescaled {c.partition!r} from "
-                                f"{c.from_buckets} buckets, but it had {before}")
-            if c.to_buckets < 1:
-                problems.append(f"instant {c.instant} set {c.to_buckets} buckets on "
-                                f"{c.partition!r}")
-            if c.mode == "rehash" and (c.to_buckets % before or c.to_buckets // before < 2):
-                problems.append(f"instant {c.instant}: rehash of {c.partition!r} from {before} "
-                                f"to {c.to_buckets} buckets is not a multiple k >= 2")
-            current[c.partition] = c.to_buckets
-        return problems
+        return super().bucket_problems(snapshot) + history_problems(
+            snapshot, self.params["num_buckets"])
 
     def oversized_partitions(self, snapshot) -> dict[str, dict[str, Any]]:
         """Partitions the after-commit policy wants rescaled, with why (records/bytes)."""
@@ -149,17 +108,23 @@ class MultipleRehashIndex(SimpleBucketIndex):
                                   "from": counts[partition], "to": grown}
         return out
 
-    def run_table_services(self, spark, table, batch_no: int | None = None) -> list[dict]:
-        """After-commit hook (Hudi's inline table services): the auto-rescale policy."""
-        if not self.policy_enabled:
-            return []
-        from indexbench.rescale import auto_rescale
 
-        return auto_rescale(spark, table, self, batch_no=batch_no)
+def require_rescalable(table: Table) -> MultipleRehashIndex:
+    """The table's index, or a refusal if it is not a multiple-rehash table."""
+    import indexes
+
+    if not table.exists():
+        raise TableConfigError(f"no table at {table.uri} (.hoodie/hoodie.properties is missing)")
+    cfg = table.config
+    if cfg.index_name != MultipleRehashIndex.name:
+        raise TableConfigError(
+            f"table {table.uri} uses index {cfg.index_name!r}; only {MultipleRehashIndex.name} "
+            "tables can be rescaled (their bucket counts are per partition and versioned)")
+    index = indexes.from_table_config(cfg)
+    assert isinstance(index, MultipleRehashIndex)
+    return index
 
 
-def partition_bucket_fill(snapshot, partitions: list[str]) -> dict[str, float]:
-    """Bucket size figures over some partitions only (skew before/after a rescale)."""
-    wanted = set(partitions)
-    return bucket_fill(np.array([s.num_records for s in snapshot.slices.values()
-                                 if s.partition in wanted]))
+
+__all__ = ["BUCKET_COUNTS_KEY", "MODES", "RESCALE_KEY", "MultipleRehashIndex",
+           "bucket_count_history", "partition_bucket_fill", "require_rescalable"]

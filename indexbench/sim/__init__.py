@@ -1,0 +1,1 @@
+"""The simulator: the index cores driven without Spark over a model table (indexbench sim)."""

@@ -1,0 +1,109 @@
+"""Spark-free core of the bloom index: range pruning and the per-file key check.
+
+The Spark adapter and the simulator both call these; every counter is incremented by
+the code that did the work (a probe, a key-column read). Keys may be strings (object
+arrays) or any order-preserving codes (the simulator's uint64 key codes): pruning only
+compares them. The key check takes the file's key column as a callable, so it is read
+only when a probe was positive, whatever stores the file.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.fs as pafs
+
+from indexes.bloom_filter import FOOTER_KEY, TYPE_CODE_KEY, HoodieBloomFilter
+from tableformat.basefile import MAX_KEY_FOOTER, MIN_KEY_FOOTER, read_footer
+from tableformat.fs import IOStats
+
+
+@dataclass(frozen=True)
+class FileRanges:
+    """Min/max record key of every candidate file of one partition, sorted by min key."""
+
+    file_ids: np.ndarray
+    mins: np.ndarray
+    maxs: np.ndarray
+
+    @classmethod
+    def build(cls, file_ids, mins, maxs) -> FileRanges:
+        order = np.argsort(np.asarray(mins, dtype=object), kind="stable")
+        return cls(np.asarray(file_ids, dtype=object)[order],
+                   np.asarray(mins, dtype=object)[order], np.asarray(maxs, dtype=object)[order])
+
+
+def candidate_slices(sorted_keys: np.ndarray, ranges: FileRanges
+                     ) -> tuple[np.ndarray, np.ndarray]:
+    """Per file, the slice ``[lo, hi)`` of ``sorted_keys`` within its [min, max].
+
+    With pruning a file is a candidate for exactly the keys in its range, a contiguous
+    run of the sorted keys: counting needs no per-key × per-file pairs (the simulator),
+    and :func:`candidate_pairs` expands the same slices (the Spark adapter).
+    """
+    lo = np.searchsorted(sorted_keys, ranges.mins, side="left")
+    hi = np.searchsorted(sorted_keys, ranges.maxs, side="right")
+    return lo, np.maximum(hi, lo)
+
+
+def candidate_pairs(keys: np.ndarray, ranges: FileRanges, prune_by_ranges: bool = True
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """(key index, file index) of every key-file comparison left after range pruning."""
+    keys = np.asarray(keys, dtype=object)
+    n_files = len(ranges.file_ids)
+    if keys.size == 0 or n_files == 0:
+        return np.empty(0, np.int64), np.empty(0, np.int64)
+    if not prune_by_ranges:
+        k = np.tile(np.arange(keys.size), n_files)
+        f = np.repeat(np.arange(n_files), keys.size)
+        return k, f
+    order = np.argsort(keys, kind="stable")
+    lo, hi = candidate_slices(keys[order], ranges)
+    counts = hi - lo
+    total = int(counts.sum())
+    file_idx = np.repeat(np.arange(n_files), counts)
+    starts = np.repeat(lo - np.concatenate(([0], np.cumsum(counts)[:-1])), counts)
+    key_idx = order[np.arange(total) + starts]
+    return key_idx, file_idx
+
+
+def read_key_range(fs: pafs.FileSystem, path: str, stats: IOStats) -> tuple[str, str, int]:
+    """Min key, max key and row count from a base file's footer."""
+    footer = read_footer(fs, path, stats)
+    return footer[MIN_KEY_FOOTER], footer[MAX_KEY_FOOTER], int(footer["_num_rows"])
+
+
+def count_key_check(counts: Counter, probes: int, positives: int, true_pos: int) -> None:
+    """Hudi's lookup-handle counters for one candidate file (both engines use this)."""
+    counts["candidate_files"] += 1
+    counts["bloom_checks"] += int(probes)
+    counts["bloom_positives"] += int(positives)
+    counts["true_positives"] += int(true_pos)
+    counts["false_positives"] += int(positives) - int(true_pos)
+
+
+def check_keys(footer: Mapping[str, str] | HoodieBloomFilter, keys: np.ndarray,
+               counts: Counter, file_keys: Callable[[], pa.Array | np.ndarray]) -> np.ndarray:
+    """Hudi's HoodieKeyLookupHandle: probe the file's bloom, then confirm hits on its keys.
+
+    ``footer``: the file's footer metadata (or its deserialized filter). Returns a
+    boolean mask of the keys really present. ``file_keys`` (the record-key column) is
+    called only when at least one probe was positive; a positive the keys do not
+    confirm is a false positive.
+    """
+    bloom = footer if isinstance(footer, HoodieBloomFilter) else \
+        HoodieBloomFilter.deserialize(footer[FOOTER_KEY], footer[TYPE_CODE_KEY])
+    keys = np.asarray(keys, dtype=object)
+    maybe = bloom.might_contain_many(keys)
+    positives = int(maybe.sum())
+    found = np.zeros(keys.size, dtype=bool)
+    if positives:
+        col = file_keys()
+        col = col.to_numpy(zero_copy_only=False) if hasattr(col, "to_numpy") else col
+        found[maybe] = np.isin(keys[maybe], col)
+    count_key_check(counts, keys.size, positives, int(found.sum()))
+    return found

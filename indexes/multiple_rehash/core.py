@@ -1,0 +1,210 @@
+"""multiple-rehash core: bucket-count history, rescale planning and bucket splitting.
+
+Spark-free: the Spark adapter (:mod:`indexes.multiple_rehash.spark`) and the simulator
+both plan with :func:`plan_rescale`, split with :func:`split_rows` and record the new
+counts with :func:`rescale_metadata`. A rehash grows a partition N → k·N: bucket ``b``
+holds exactly the records that go to ``b, b+N, …, b+(k−1)·N`` under ``% kN`` (since
+``(h % kN) % N == h % N``), so each old bucket is split on its own; an overwrite accepts
+any new count and reshuffles the partition.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from numbers import Integral, Real
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from indexes.base import bucket_fill
+from tableformat.errors import IndexBenchError, InvariantViolation
+
+if TYPE_CHECKING:
+    from indexes.multiple_rehash import MultipleRehashIndex
+    from tableformat.table import Snapshot
+
+# extraMetadata of a rescale replacecommit (Hudi keeps extraMetadata as string → string)
+BUCKET_COUNTS_KEY = "indexbench.bucket.index.partition.num.buckets"  # JSON {partition: N}
+RESCALE_KEY = "indexbench.bucket.rescale"  # JSON {mode, factor, from: {partition: N}}
+
+MODES = ("rehash", "overwrite")
+
+
+@dataclass(frozen=True)
+class BucketCountChange:
+    """One entry of a partition's bucket-count history."""
+
+    instant: str
+    partition: str
+    from_buckets: int
+    to_buckets: int
+    mode: str
+
+
+def bucket_count_history(snapshot) -> list[BucketCountChange]:
+    """Every bucket-count change of the completed timeline, oldest first."""
+    out = []
+    for instant in snapshot.completed:
+        extra = snapshot.extra.get(instant, {})
+        if BUCKET_COUNTS_KEY not in extra:
+            continue
+        counts = json.loads(extra[BUCKET_COUNTS_KEY])
+        info = json.loads(extra.get(RESCALE_KEY, "{}"))
+        before = info.get("from", {})
+        for partition, n in sorted(counts.items()):
+            out.append(BucketCountChange(instant, partition, int(before.get(partition, 0)),
+                                         int(n), str(info.get("mode", ""))))
+    return out
+
+
+def current_bucket_counts(snapshot, default: int) -> dict[str, int]:
+    """Latest count of every partition that was ever rescaled (others use ``default``)."""
+    counts: dict[str, int] = {}
+    for change in bucket_count_history(snapshot):
+        counts[change.partition] = change.to_buckets
+    return counts
+
+
+class RescaleError(IndexBenchError):
+    """A rescale is refused before anything is written (bad factor, mode or partition)."""
+
+
+@dataclass
+class RescalePlan:
+    """What a rescale will do: per partition (from, to) bucket counts, and the mode."""
+
+    mode: str
+    factor: float
+    counts: dict[str, tuple[int, int]]
+    slices: list = field(default_factory=list)  # the FileSlices to replace
+
+    @property
+    def from_buckets(self) -> int:
+        return sum(f for f, _ in self.counts.values())
+
+    @property
+    def to_buckets(self) -> int:
+        return sum(t for _, t in self.counts.values())
+
+
+# ---------------------------------------------------------------- validation (no Spark)
+def rehash_factor(factor: Any) -> int:
+    """The factor as an int, or a clear refusal: rehash needs an integer k ≥ 2."""
+    if isinstance(factor, str):
+        try:
+            factor = float(factor) if any(c in factor for c in ".eE") else int(factor)
+        except ValueError:
+            raise RescaleError(f"rehash factor must be an integer >= 2, not {factor!r}") from None
+    if isinstance(factor, bool) or not isinstance(factor, Real):
+        raise RescaleError(f"rehash factor must be an integer >= 2, not {factor!r}")
+    if not isinstance(factor, Integral) and not float(factor).is_integer():
+        raise RescaleError(f"rehash factor must be an integer >= 2, not {factor!r}: bucket b "
+                           "can only split into b, b+N, …, b+(k−1)N (use --mode overwrite "
+                           "for other counts)")
+    k = int(factor)
+    if k < 2:
+        raise RescaleError(f"rehash factor must be an integer >= 2, not {factor!r}")
+    return k
+
+
+def plan_rescale(snapshot: Snapshot, index: MultipleRehashIndex, mode: str,
+                 factor: Any = None, partitions: list[str] | None = None,
+                 num_buckets: int | None = None) -> RescalePlan:
+    """Check every argument against the committed snapshot; nothing is written here."""
+    if mode not in MODES:
+        raise RescaleError(f"rescale mode must be one of {', '.join(MODES)}, not {mode!r}")
+    present = snapshot.partitions()
+    if not present:
+        raise RescaleError("the table has no committed file groups: nothing to rescale")
+    wanted = sorted(set(partitions)) if partitions else present
+    unknown = [p for p in wanted if p not in present]
+    if unknown:
+        raise RescaleError(f"partition(s) {unknown} have no file groups in the table; "
+                           f"known: {', '.join(present[:10])}{' …' if len(present) > 10 else ''}")
+    current = index.bucket_counts(snapshot, wanted)
+    counts: dict[str, tuple[int, int]] = {}
+    if mode == "rehash":
+        if num_buckets is not None:
+            raise RescaleError("rehash mode grows by --factor k; --buckets is for overwrite")
+        k = rehash_factor(factor)
+        counts = {p: (current[p], current[p] * k) for p in wanted}
+        fac: float = k
+    else:
+        if (factor is None) == (num_buckets is None):
+            raise RescaleError("overwrite mode needs exactly one of --factor or --buckets")
+        for p in wanted:
+            if num_buckets is not None:
+                new = num_buckets
+            else:
+                try:
+                    target = float(factor) * current[p]
+                except (TypeError, ValueError):
+                    raise RescaleError(f"factor must be a number, not {factor!r}") from None
+                if not target.is_integer():
+                    raise RescaleError(f"factor {factor} × {current[p]} buckets of {p!r} "
+                                       "is not a whole bucket count")
+                new = int(target)
+            if isinstance(new, bool) or int(new) != new or new < 1:
+                raise RescaleError(f"overwrite needs a new bucket count >= 1, not {new!r}")
+            counts[p] = (current[p], int(new))
+        fac = counts[wanted[0]][1] / counts[wanted[0]][0]
+    too_many = [p for p, (_, t) in counts.items() if t > np.iinfo(np.int32).max
+                or t > 99_999_999]
+    if too_many:
+        raise RescaleError(f"bucket count too large for an 8-digit bucket file id: {too_many}")
+    return RescalePlan(mode, fac, counts, snapshot.in_partitions(wanted))
+
+
+def rescale_metadata(plan: RescalePlan, schema: str | None) -> dict[str, str]:
+    """extraMetadata of the rescale replacecommit: the partitions' new counts and why."""
+    counts = sorted(plan.counts.items())
+    return {
+        "schema": schema,
+        BUCKET_COUNTS_KEY: json.dumps({p: t for p, (_, t) in counts}),
+        RESCALE_KEY: json.dumps({"mode": plan.mode, "factor": plan.factor,
+                                 "from": {p: f for p, (f, _) in counts}}),
+    }
+
+
+def split_rows(new_buckets: np.ndarray, bucket: int, from_buckets: int, to_buckets: int,
+               where: str = "") -> list[tuple[int, np.ndarray]]:
+    """Rows of old bucket ``bucket`` per child under ``% to_buckets`` (empty children
+    omitted: simple-bucket never makes an empty file group). A row hashing outside the
+    bucket means the table broke the bucket invariant: refuse."""
+    stray = int((new_buckets % from_buckets != bucket).sum())
+    if stray:
+        raise InvariantViolation(f"{where}: {stray} records do not belong to bucket {bucket} "
+                                 f"of {from_buckets}; run indexbench verify")
+    out = []
+    for child in range(bucket, to_buckets, from_buckets):
+        rows = np.flatnonzero(new_buckets == child)
+        if rows.size:
+            out.append((child, rows))
+    return out
+
+
+def history_problems(snapshot, initial: int) -> list[str]:
+    """Problems of the bucket-count history (``verify``)."""
+    problems = []
+    current: dict[str, int] = {}
+    for c in bucket_count_history(snapshot):
+        before = current.get(c.partition, initial)
+        if c.from_buckets and c.from_buckets != before:
+            problems.append(f"instant {c.instant} rescaled {c.partition!r} from "
+                            f"{c.from_buckets} buckets, but it had {before}")
+        if c.to_buckets < 1:
+            problems.append(f"instant {c.instant} set {c.to_buckets} buckets on "
+                            f"{c.partition!r}")
+        if c.mode == "rehash" and (c.to_buckets % before or c.to_buckets // before < 2):
+            problems.append(f"instant {c.instant}: rehash of {c.partition!r} from {before} "
+                            f"to {c.to_buckets} buckets is not a multiple k >= 2")
+        current[c.partition] = c.to_buckets
+    return problems
+
+
+def partition_bucket_fill(snapshot, partitions: list[str]) -> dict[str, float]:
+    """Bucket size figures over some partitions only (skew before/after a rescale)."""
+    wanted = set(partitions)
+    return bucket_fill(np.array([s.num_records for s in snapshot.slices.values()
+                                 if s.partition in wanted]))

@@ -1,0 +1,343 @@
+"""Bucket rescale of a multiple-rehash table: rehash (split locally) or overwrite (reshuffle).
+
+RFC-29 names two remedies for a fixed bucket count. **rehash** grows a partition N → k·N:
+bucket ``b`` holds exactly the records that go to ``b, b+N, …, b+(k−1)·N`` under ``% kN``
+(since ``(h % kN) % N == h % N``), so one Spark task per old bucket reads that bucket's
+base file once and writes its children; no table row crosses an Exchange. **overwrite**
+(the naive baseline) reads every file of the partition, repartitions the rows by new
+bucket (a real shuffle) and rewrites them; it accepts any new count ≥ 1.
+
+Either way the result is one replacecommit, published atomically like a commit: the old
+file groups leave the snapshot only when it completes, and a crash leaves files of an
+inflight instant that the next writer rolls back. The new per-partition counts go into
+the replacecommit's extraMetadata (see :mod:`indexes.multiple_rehash`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import types as T
+from pyspark.sql.pandas.types import to_arrow_schema
+
+from indexes.base import BUCKET_COL, SparkAdapter
+from indexes.counters import new_counters
+from indexes.hashing import bucket_ids
+from indexes.multiple_rehash import MultipleRehashIndex
+from indexes.multiple_rehash.core import (
+    RescalePlan,
+    partition_bucket_fill,
+    plan_rescale,
+    rescale_metadata,
+    split_rows,
+)
+from indexes.simple_bucket.core import new_bucket_file_id
+from tableformat import basefile as bf
+from tableformat.faults import CRASH_ENV, crash_if
+from tableformat.fs import IOStats
+from tableformat.rows import WriteTotals, rescale_row
+from tableformat.table import REPLACE, WRITE_STATS_SCHEMA, Table, stats_by_partition
+
+RESCALE_STATS_SCHEMA = WRITE_STATS_SCHEMA + ", replacedFileId string"
+TASK_SCHEMA = "partition string, path string, fileId string, bucket int, fromBuckets int, " \
+              "toBuckets int"
+HANG_IN_TASK = "rescale_in_task"  # fault injection: a split task hangs after its first child
+
+
+# ---------------------------------------------------------------- task bodies
+def file_schema(snapshot_schema: str) -> pa.Schema:
+    """The Arrow schema of a base file: Hudi meta columns, then the table's data columns."""
+    data = to_arrow_schema(T.StructType.fromJson(json.loads(snapshot_schema)))
+    return pa.schema([pa.field(c, pa.string()) for c in bf.META_COLUMNS] + list(data))
+
+
+def write_bucket_slice(table: Table, partition: str, bucket: int, records: pa.Table,
+                       instant: str, write_token: str,
+                       footer_fn: Callable[[pa.Array], tuple[dict[str, str], int]],
+                       replaced: str | None = None) -> dict:
+    """Write one new bucket file group from records sorted by key; returns its write stat.
+
+    Records keep their ``_hoodie_commit_time``/``seqno`` (as Hudi's clustering preserves
+    commit metadata); only ``_hoodie_file_name`` changes. The file id is a pure function
+    of (instant, partition, bucket), so a retried task names it alike.
+    """
+    file_id = new_bucket_file_id(instant, partition, bucket)
+    name = bf.BaseFileName(file_id, write_token, instant).name
+    rel = f"{partition}/{name}" if partition else name
+    col = records.schema.get_field_index(bf.FILE_NAME)
+    records = records.set_column(col, bf.FILE_NAME,
+                                 pa.array(np.full(records.num_rows, name, dtype=object),
+                                          pa.string()))
+    keys = records.column(bf.RECORD_KEY).combine_chunks()
+    footer, index_bytes = footer_fn(keys)
+    mm = pc.min_max(keys)
+    lo, hi = mm["min"].as_py(), mm["max"].as_py()
+    footer = {bf.MIN_KEY_FOOTER: lo, bf.MAX_KEY_FOOTER: hi, **footer}
+    table.fs.create_dir(table.abs_path(partition), recursive=True)
+    size = bf.write_base_file(table.fs, table.abs_path(rel), records, footer)
+    return {
+        "partition": partition, "fileId": file_id, "path": rel, "prevCommit": "null",
+        "numWrites": records.num_rows, "numInserts": 0, "numUpdateWrites": 0, "numDeletes": 0,
+        "totalWriteBytes": size, "indexBytes": index_bytes, "mergeFilesRead": 0,
+        "mergeBytesRead": 0, "minRecordKey": lo, "maxRecordKey": hi, "bucketId": bucket,
+        "replacedFileId": replaced,
+    }
+
+
+def split_bucket(table: Table, partition: str, path: str, file_id: str, bucket: int,
+                 from_buckets: int, to_buckets: int, hash_fields: list[str], instant: str,
+                 write_token: str,
+                 footer_fn: Callable[[pa.Array], tuple[dict[str, str], int]],
+                 io: IOStats) -> list[dict]:
+    """Read old bucket ``bucket``'s base file once and write its children under ``% kN``."""
+    data = bf.read_base_file(table.fs, table.abs_path(path), io)
+    new = bucket_ids([data.column(f) for f in hash_fields], to_buckets)
+    stats = []
+    for child, rows in split_rows(new, bucket, from_buckets, to_buckets, where=path):
+        stats.append(write_bucket_slice(table, partition, child, data.take(rows), instant,
+                                        write_token, footer_fn, replaced=file_id))
+        if os.environ.get(CRASH_ENV) == HANG_IN_TASK:
+            _hang()
+    return stats
+
+
+def _hang() -> None:
+    """Test fault injection: stay mid-rescale until the test kills the writer."""
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        time.sleep(0.2)
+
+
+def _write_token() -> str:
+    from pyspark import TaskContext
+
+    tc = TaskContext.get()
+    return f"{tc.partitionId()}-{tc.stageId()}-{tc.attemptNumber()}"
+
+
+# ---------------------------------------------------------------- Spark jobs
+def _task_rows(plan: RescalePlan) -> list[tuple]:
+    return [(s.partition, s.path, s.file_id, bf.bucket_of_file_id(s.file_id),
+             plan.counts[s.partition][0], plan.counts[s.partition][1]) for s in plan.slices]
+
+
+def build_rehash_job(spark: SparkSession, table: Table, index: MultipleRehashIndex,
+                     plan: RescalePlan, instant: str, counters) -> DataFrame:
+    """One Spark partition (= task) per old bucket file; each writes its k children.
+
+    The input is a DataFrame of file paths made with ``parallelize(rows, len(rows))`` and
+    the split is ``mapInPandas``: a narrow plan, so no Exchange ever carries table rows.
+    """
+    rows = _task_rows(plan)
+    uri, fields = table.uri, index.hash_fields(table.config.record_key_field)
+    footer_fn = index.base_file_footer
+    files = spark.createDataFrame(spark.sparkContext.parallelize(rows, len(rows)), TASK_SCHEMA)
+
+    def split(frames: Iterator) -> Iterator:
+        import pandas as pd
+
+        t = Table(uri)
+        for pdf in frames:
+            for r in pdf.itertuples(index=False):
+                io = IOStats()
+                stats = split_bucket(t, r.partition, r.path, r.fileId, int(r.bucket),
+                                     int(r.fromBuckets), int(r.toBuckets), fields, instant,
+                                     _write_token(), footer_fn, io)
+                counters.add({"files_read": io.files_read, "bytes_read": io.bytes_read})
+                if stats:
+                    yield pd.DataFrame(stats)
+
+    return files.mapInPandas(split, RESCALE_STATS_SCHEMA)
+
+
+def build_overwrite_job(spark: SparkSession, table: Table, index: MultipleRehashIndex,
+                        plan: RescalePlan, instant: str, counters,
+                        schema_json: str) -> DataFrame:
+    """Read every file of the partitions, repartition rows by new bucket, rewrite each.
+
+    The ``groupBy(partition, bucket)`` is a hash Exchange of all the partitions' rows:
+    the shuffle RFC-29's overwrite pays and rehash avoids.
+    """
+    rows = [(s.partition, s.path) for s in plan.slices]
+    uri, fields = table.uri, index.hash_fields(table.config.record_key_field)
+    footer_fn = index.base_file_footer
+    to_counts = {p: t for p, (_, t) in plan.counts.items()}
+    fschema = file_schema(schema_json)
+    row_struct = T.StructType(
+        [T.StructField(c, T.StringType(), True) for c in bf.META_COLUMNS]
+        + list(T.StructType.fromJson(json.loads(schema_json)).fields)
+        + [T.StructField(BUCKET_COL, T.IntegerType(), False)])
+    files = spark.createDataFrame(spark.sparkContext.parallelize(rows, len(rows)),
+                                  "partition string, path string")
+
+    def read(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        t = Table(uri)
+        for rb in batches:
+            for part, path in zip(rb.column(0).to_pylist(), rb.column(1).to_pylist(),
+                                  strict=True):
+                io = IOStats()
+                data = bf.read_base_file(t.fs, t.abs_path(path), io)
+                counters.add({"files_read": io.files_read, "bytes_read": io.bytes_read})
+                buckets = bucket_ids([data.column(f) for f in fields], to_counts[part])
+                data = data.append_column(BUCKET_COL, pa.array(buckets, pa.int32()))
+                yield from data.to_batches()
+
+    def write(records: pa.Table) -> pa.Table:
+        t = Table(uri)
+        partition = records.column(bf.PARTITION_PATH)[0].as_py()
+        bucket = int(records.column(BUCKET_COL)[0].as_py())
+        records = records.drop_columns([BUCKET_COL]).sort_by(bf.RECORD_KEY).cast(fschema)
+        stat = write_bucket_slice(t, partition, bucket, records, instant, _write_token(),
+                                  footer_fn)
+        return pa.Table.from_pylist([stat], schema=stats_arrow)
+
+    stats_arrow = to_arrow_schema(T._parse_datatype_string(RESCALE_STATS_SCHEMA))
+    return (files.mapInArrow(read, row_struct)
+            .groupBy(bf.PARTITION_PATH, BUCKET_COL)
+            .applyInArrow(write, RESCALE_STATS_SCHEMA))
+
+
+class ShuffleMeter:
+    """Shuffle bytes of the Spark jobs run inside it, from Spark's own status store.
+
+    Jobs are tagged with a job group; on exit the listener bus is drained and the
+    ``shuffleWriteBytes``/``shuffleReadBytes`` of every attempt of every stage of those
+    jobs are summed (``AppStatusStore.stageData``, what the UI and REST API show).
+    """
+
+    def __init__(self, spark: SparkSession, group: str):
+        self.sc, self.group = spark.sparkContext, group
+        self.write_bytes = self.read_bytes = 0
+        self.jobs: list[int] = []
+
+    def __enter__(self) -> ShuffleMeter:
+        self._prev = self.sc.getLocalProperty("spark.jobGroup.id")
+        self.sc.setJobGroup(self.group, "indexbench rescale")
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.sc.setLocalProperty("spark.jobGroup.id", self._prev)
+        self.sc.setLocalProperty("spark.job.description", None)
+        if exc[0] is None:
+            self.measure()
+
+    def measure(self) -> None:
+        jsc = self.sc._jsc.sc()
+        jsc.listenerBus().waitUntilEmpty()
+        store = jsc.statusStore()
+        tasks_default = getattr(store, "stageData$default$3")()
+        quantiles = getattr(store, "stageData$default$5")()
+        self.jobs = sorted(self.sc.statusTracker().getJobIdsForGroup(self.group))
+        seen: set[int] = set()
+        for job in self.jobs:
+            ids = store.job(job).stageIds()
+            for i in range(ids.size()):
+                sid = int(ids.apply(i))
+                if sid in seen:
+                    continue
+                seen.add(sid)
+                attempts = store.stageData(sid, False, tasks_default, False, quantiles)
+                for a in range(attempts.size()):
+                    st = attempts.apply(a)
+                    self.write_bytes += int(st.shuffleWriteBytes())
+                    self.read_bytes += int(st.shuffleReadBytes())
+
+
+# ---------------------------------------------------------------- the operation
+def rescale(spark: SparkSession, table: Table, index: MultipleRehashIndex, mode: str,
+            factor: Any = None, partitions: list[str] | None = None,
+            num_buckets: int | None = None, batch_no: int | None = None) -> dict[str, Any]:
+    """Rescale partitions as one replacecommit; returns the metrics row.
+
+    The caller holds the writer lock (``with table:``), which also rolled back leftovers.
+    """
+    t_start = time.perf_counter()
+    before = table.snapshot()
+    plan = plan_rescale(before, index, mode, factor, partitions, num_buckets)
+    instant = table.start_instant(REPLACE)
+    counters = new_counters(spark)
+    t0 = time.perf_counter()
+    with ShuffleMeter(spark, f"indexbench-rescale-{instant}") as meter:
+        if mode == "rehash":
+            job = build_rehash_job(spark, table, index, plan, instant, counters)
+        else:
+            job = build_overwrite_job(spark, table, index, plan, instant, counters,
+                                      before.schema)
+        stats = [r.asDict() for r in job.collect()]  # ok: one write stat per new file
+    write_s = time.perf_counter() - t0
+    crash_if("rescale_after_write")
+
+    t1 = time.perf_counter()
+    replaced: dict[str, list[str]] = {}
+    for s in plan.slices:
+        replaced.setdefault(s.partition, []).append(s.file_id)
+    metadata = {
+        "operationType": "CLUSTER" if mode == "rehash" else "INSERT_OVERWRITE",
+        "partitionToWriteStats": stats_by_partition(stats),
+        "partitionToReplaceFileIds": {p: sorted(ids) for p, ids in sorted(replaced.items())},
+        "extraMetadata": rescale_metadata(plan, before.schema),
+    }
+    crash_if("rescale_before_commit")
+    table.complete_instant(instant, metadata, REPLACE)
+    commit_s = time.perf_counter() - t1
+
+    after = table.snapshot()
+    counts = dict(counters.value)
+    row = rescale_row(
+        mode=mode, batch_no=batch_no, instant=instant, factor=plan.factor,
+        from_buckets=plan.from_buckets, to_buckets=plan.to_buckets,
+        partitions_touched=len(plan.counts), files_read=counts.get("files_read", 0),
+        bytes_read=counts.get("bytes_read", 0), writes=WriteTotals.from_stats(stats),
+        after=after, timings={"write_s": write_s, "commit_s": commit_s,
+                              "total_s": time.perf_counter() - t_start},
+        shuffle_bytes=meter.write_bytes, shuffle_read_bytes=meter.read_bytes,
+        spark_jobs=len(meter.jobs),
+        fill_before=partition_bucket_fill(before, list(plan.counts)),
+        fill_after=partition_bucket_fill(after, list(plan.counts)))
+    row.update(index.table_metrics(after))
+    return row
+
+
+def auto_rescale(spark: SparkSession, table: Table, index: MultipleRehashIndex,
+                 batch_no: int | None = None) -> list[dict[str, Any]]:
+    """The after-commit policy: rescale every partition whose largest bucket is too big.
+
+    All such partitions go into one replacecommit; ``hoodie.bucket.index.max.num.buckets``
+    stops the growth (a hot index key cannot be split by any bucket count).
+    """
+    over = index.oversized_partitions(table.snapshot())
+    if not over:
+        return []
+    return [rescale(spark, table, index, index.params["rescale_mode"],
+                    factor=index.params["rescale_factor"], partitions=sorted(over),
+                    batch_no=batch_no)]
+
+
+class MultipleRehashSpark(SparkAdapter):
+    """multiple-rehash on Spark: simple-bucket's tagging plus the auto-rescale service."""
+
+    def __init__(self, index: MultipleRehashIndex):
+        super().__init__(index)
+        from indexes.simple_bucket.spark import SimpleBucketSpark
+
+        self._routing = SimpleBucketSpark(index)
+
+    def tag_location(self, batch, ctx):
+        return self._routing.tag_location(batch, ctx)
+
+    def verify(self, spark, table, snapshot) -> list[str]:
+        return self.index.bucket_problems(snapshot)
+
+    def run_table_services(self, spark, table, batch_no: int | None = None) -> list[dict]:
+        """After-commit hook (Hudi's inline table services): the auto-rescale policy."""
+        if not self.index.policy_enabled:
+            return []
+        return auto_rescale(spark, table, self.index, batch_no=batch_no)

@@ -1,0 +1,64 @@
+"""simple-bucket: ``hash(index key) % N`` picks the bucket; no data file is read to tag.
+
+Engine-neutral definition; the routing core is :mod:`indexes.simple_bucket.core`, the
+Spark adapter :mod:`indexes.simple_bucket.spark`, the simulator's
+:mod:`indexes.simple_bucket.sim`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from indexes.base import Param, RecordIndex, bucket_fill
+from indexes.simple_bucket.core import (
+    assign_file_ids,
+    bucket_problems,
+    existing_bucket_files,
+    route,
+)
+from tableformat.errors import IndexBenchError
+
+__all__ = ["SimpleBucketIndex", "assign_file_ids", "existing_bucket_files"]
+
+
+class SimpleBucketIndex(RecordIndex):
+    """Hudi's simple bucket index (``hoodie.index.type=BUCKET``, engine SIMPLE)."""
+
+    name = "simple-bucket"
+    index_type = "BUCKET"
+    assigns_inserts = True
+    SPARK_ADAPTER = "indexes.simple_bucket.spark:SimpleBucketSpark"
+    SIM_ADAPTER = "indexes.simple_bucket.sim:SimpleBucketSim"
+    PARAMS = (
+        Param("num_buckets", "hoodie.bucket.index.num.buckets", int, 16,
+              "buckets per partition (Hudi's default is 256; 16 keeps the default run small)"),
+        Param("hash_field", "hoodie.bucket.index.hash.field", str, "",
+              "comma-separated index-key fields (default: the record key)"),
+    )
+
+    def validate(self) -> None:
+        if self.params["num_buckets"] < 1:
+            raise IndexBenchError("hoodie.bucket.index.num.buckets must be >= 1")
+
+    def hash_fields(self, record_key_field: str) -> list[str]:
+        fields = [f.strip() for f in self.params["hash_field"].split(",") if f.strip()]
+        return fields or [record_key_field]
+
+    def bucket_counts(self, snapshot, partitions: list[str]) -> dict[str, int]:
+        """Bucket count per partition (fixed here; multiple-rehash overrides)."""
+        return {p: self.params["num_buckets"] for p in partitions}
+
+    def table_metrics(self, snapshot) -> dict[str, float]:
+        counts = [s.num_records for s in snapshot.slices.values()]
+        return {**bucket_fill(np.array(counts)), "index_mem_bytes": 0, "index_disk_bytes": 0}
+
+    def bucket_problems(self, snapshot) -> list[str]:
+        """The bucket invariant against the partitions' current counts (``verify``)."""
+        return bucket_problems(snapshot.slices.values(),
+                               self.bucket_counts(snapshot, snapshot.partitions()))
+
+    def row_buckets(self, data, partition: str, config, snapshot) -> np.ndarray:
+        """The bucket each row must live in (``verify`` checks base file contents)."""
+        n = self.bucket_counts(snapshot, [partition])[partition]
+        return route([data[f] for f in self.hash_fields(config.record_key_field)],
+                     np.full(len(data), partition, dtype=object), {partition: n})

@@ -1,0 +1,64 @@
+"""simple-bucket core: bucket of a row and file group of a bucket, over arrays (no Spark).
+
+The bucket id is encoded in the file group id (RFC-29), so routing needs only the file
+names of the snapshot; the hash is Hudi's (Java ``List<String>.hashCode``, see
+:mod:`indexes.hashing`). The Spark adapter and the simulator both call these.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from indexes.hashing import bucket_ids
+from tableformat.basefile import bucket_file_id, bucket_of_file_id
+from tableformat.errors import InvariantViolation
+
+
+def existing_bucket_files(slices) -> dict[tuple[str, int], str]:
+    """``(partition, bucket) -> file id`` of committed file groups; two per bucket is an error."""
+    out: dict[tuple[str, int], str] = {}
+    for s in slices:
+        key = (s.partition, bucket_of_file_id(s.file_id))
+        if key in out:
+            raise InvariantViolation(
+                f"bucket {key[1]} of partition {key[0]!r} is claimed by two file groups: "
+                f"{out[key]} and {s.file_id}")
+        out[key] = s.file_id
+    return out
+
+
+def new_bucket_file_id(instant: str, partition: str, bucket: int) -> str:
+    """A new bucket's file group id: a pure function of (instant, partition, bucket), so
+    every task of a batch (and the simulator) names it alike without talking."""
+    return bucket_file_id(int(bucket), f"{instant}/{partition}/{bucket}")
+
+
+def assign_file_ids(
+    partitions, buckets: np.ndarray, existing: dict[tuple[str, int], str], instant: str
+) -> np.ndarray:
+    """File id per row: the bucket's file group, or a new one named after (instant, bucket)."""
+    pairs = pd.DataFrame({"p": np.asarray(partitions, dtype=object), "b": buckets})
+    uniq = pairs.drop_duplicates().reset_index(drop=True)
+    uniq["fid"] = [existing.get((p, int(b))) or new_bucket_file_id(instant, p, b)
+                   for p, b in zip(uniq["p"], uniq["b"], strict=True)]
+    return pairs.merge(uniq, on=["p", "b"], how="left")["fid"].to_numpy()
+
+
+def route(columns, partitions, counts: dict[str, int]) -> np.ndarray:
+    """Bucket of every row: ``hash(index key) % N`` with its partition's current ``N``."""
+    parts = np.asarray(partitions, dtype=object)
+    n = pd.Series(parts).map(counts).to_numpy(dtype=np.int64)
+    return bucket_ids(columns, n)
+
+
+def bucket_problems(slices, counts: dict[str, int]) -> list[str]:
+    """The bucket invariant on file names: one file group per bucket, ids in range."""
+    from collections import Counter
+
+    per_bucket = Counter((s.partition, bucket_of_file_id(s.file_id)) for s in slices)
+    problems = [f"bucket {b} of {p!r} has {n} file groups"
+                for (p, b), n in per_bucket.items() if n > 1]
+    problems += [f"file group of bucket {b} in {p!r} is outside 0..{counts[p] - 1}"
+                 for (p, b) in per_bucket if b >= counts[p]]
+    return problems

@@ -1,0 +1,123 @@
+"""The one builder of metrics rows (DESIGN §6): upserts and rescales, real or simulated.
+
+The Spark driver, the rescale operation and the simulator all hand their *counted* work
+here, so a column means the same thing whichever engine filled it. Measured and
+modelled figures never share a name: a simulated row's byte counts and seconds come
+from a model, so they are written as ``model_<column>`` and the measured column stays
+empty.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+# Columns that hold measured bytes or seconds in a real run; a model fills them in sim.
+MEASURED_ONLY = ("bytes_read", "bytes_written", "merge_bytes_read", "tag_s", "write_s",
+                 "commit_s", "total_s", "shuffle_bytes", "shuffle_read_bytes")
+
+
+@dataclass(frozen=True)
+class WriteTotals:
+    """What the file-group writes of one commit did, summed over its write stats."""
+
+    files_written: int = 0
+    records_written: int = 0  # records in the new base files (numWrites)
+    inserts: int = 0
+    updates: int = 0
+    bytes_written: float = 0
+    merge_files_read: int = 0
+    merge_bytes_read: float = 0
+
+    @classmethod
+    def from_stats(cls, stats: list[dict]) -> WriteTotals:
+        """Totals of Hudi-style write stats (one per file group written)."""
+        return cls(
+            files_written=len(stats),
+            records_written=sum(int(s["numWrites"]) for s in stats),
+            inserts=sum(int(s["numInserts"]) for s in stats),
+            updates=sum(int(s["numUpdateWrites"]) for s in stats),
+            bytes_written=sum(int(s["totalWriteBytes"]) for s in stats),
+            merge_files_read=sum(int(s.get("mergeFilesRead") or 0) for s in stats),
+            merge_bytes_read=sum(int(s.get("mergeBytesRead") or 0) for s in stats),
+        )
+
+
+def measured_fp_rate(counts: Mapping[str, float]) -> float:
+    """False positives over probes of keys that were not in the probed file."""
+    negatives = counts.get("bloom_checks", 0) - counts.get("true_positives", 0)
+    return counts.get("false_positives", 0) / negatives if negatives else float("nan")
+
+
+def _modelled(row: dict[str, Any]) -> dict[str, Any]:
+    """Move byte and second figures of a simulated row to their ``model_`` names."""
+    for col in MEASURED_ONLY:
+        if col in row:
+            value = row.pop(col)
+            if value is not None:
+                row[f"model_{col}"] = value
+    return row
+
+
+def table_figures(snapshot) -> dict[str, Any]:
+    """Size of the committed table after the operation."""
+    return {"files_in_table": snapshot.physical_files, "file_groups": len(snapshot.slices),
+            "table_records": sum(s.num_records for s in snapshot.slices.values())}
+
+
+def upsert_row(*, batch_no: int, instant: str, input_records: int, records: int,
+               partitions_touched: int, counts: Mapping[str, float], writes: WriteTotals,
+               after, timings: Mapping[str, float | None],
+               modelled: bool = False) -> dict[str, Any]:
+    """The metrics row of one upsert batch from the work its code counted."""
+    row: dict[str, Any] = {
+        "operation": "upsert", "batch": batch_no, "instant": instant,
+        "input_records": input_records, "records": records,
+        "inserts": writes.inserts, "updates": writes.updates,
+        "tag_s": timings.get("tag_s"), "write_s": timings.get("write_s"),
+        "commit_s": timings.get("commit_s"), "total_s": timings.get("total_s"),
+        "partitions_touched": partitions_touched,
+        **table_figures(after),
+        "candidate_files": counts.get("candidate_files", 0),
+        "files_read": counts.get("files_read", 0),
+        "bytes_read": counts.get("bytes_read", 0),
+        "footers_read": counts.get("range_footers_read", 0) + counts.get("check_footers_read", 0),
+        "bloom_checks": counts.get("bloom_checks", 0),
+        "bloom_positives": counts.get("bloom_positives", 0),
+        "false_positives": counts.get("false_positives", 0),
+        "fp_rate": measured_fp_rate(counts) if counts.get("bloom_checks") else None,
+        "files_written": writes.files_written, "bytes_written": writes.bytes_written,
+        "records_written": writes.records_written,
+        "records_rewritten": writes.records_written - writes.inserts - writes.updates,
+        "merge_files_read": writes.merge_files_read,
+        "merge_bytes_read": writes.merge_bytes_read,
+    }
+    return _modelled(row) if modelled else row
+
+
+def rescale_row(*, mode: str, batch_no: int | None, instant: str, factor: float,
+                from_buckets: int, to_buckets: int, partitions_touched: int,
+                files_read: int, bytes_read: float, writes: WriteTotals, after,
+                timings: Mapping[str, float | None], shuffle_bytes: float | None,
+                shuffle_read_bytes: float | None, spark_jobs: int | None,
+                fill_before: Mapping[str, float], fill_after: Mapping[str, float],
+                modelled: bool = False) -> dict[str, Any]:
+    """The metrics row of one bucket rescale (a replacecommit)."""
+    row: dict[str, Any] = {
+        "operation": "rescale", "mode": mode, "batch": batch_no, "instant": instant,
+        "records": writes.records_written, "inserts": 0, "updates": 0, "tag_s": None,
+        "write_s": timings.get("write_s"), "commit_s": timings.get("commit_s"),
+        "total_s": timings.get("total_s"), "partitions_touched": partitions_touched,
+        **table_figures(after),
+        "candidate_files": 0, "files_read": files_read, "bytes_read": bytes_read,
+        "bloom_checks": 0, "bloom_positives": 0, "false_positives": 0, "fp_rate": None,
+        "files_written": writes.files_written, "bytes_written": writes.bytes_written,
+        "records_written": writes.records_written,
+        "records_rewritten": writes.records_written, "shuffle_bytes": shuffle_bytes,
+        "shuffle_read_bytes": shuffle_read_bytes, "spark_jobs": spark_jobs,
+        "from_buckets": from_buckets, "to_buckets": to_buckets, "rescale_factor": factor,
+        **{f"rescaled_{k}_before": v for k, v in fill_before.items()},
+        **{f"rescaled_{k}_after": v for k, v in fill_after.items()},
+    }
+    return _modelled(row) if modelled else row
