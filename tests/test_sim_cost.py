@@ -1,0 +1,213 @@
+"""The simulator's time model (indexbench.sim.cost): pure pandas/numpy, no Spark."""
+
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+from dataclasses import replace
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from indexbench.sim.cost import (
+    BYTE_COLUMNS,
+    COUNT_COLUMNS,
+    MODEL_COLUMNS,
+    PROFILES,
+    CostProfile,
+    calibrate,
+    model_frame,
+    model_seconds,
+    profile,
+)
+
+CORES = 4
+ROW = {"records": 50_000, "keys_hashed": 50_000, "bloom_checks": 200_000, "footers_read": 40,
+       "files_read": 20, "model_bytes_read": 5e6, "files_written": 16,
+       "model_bytes_written": 8e7, "merge_files_read": 12, "model_merge_bytes_read": 6e7,
+       "records_written": 400_000, "rli_files_read": 2, "model_rli_bytes_read": 1e6,
+       "rli_files_written": 2, "model_rli_bytes_written": 1e6, "model_shuffle_bytes": 2e7,
+       "partitions_touched": 3}
+
+
+def test_imports_without_pyspark():
+    code = ("import sys; sys.modules['pyspark'] = None; "
+            "import indexbench.sim.cost as c; print(c.PROFILES['s3'].name)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "s3"
+
+
+@pytest.mark.parametrize("name", sorted(PROFILES))
+def test_phases_add_up_and_every_column_is_model_prefixed(name):
+    got = model_seconds(ROW, PROFILES[name], cores=CORES)
+    assert set(got) == set(MODEL_COLUMNS) and all(c.startswith("model_") for c in got)
+    assert got["model_total_s"] == pytest.approx(
+        got["model_tag_s"] + got["model_write_s"] + got["model_commit_s"])
+    assert got["model_total_s"] == pytest.approx(
+        got["model_io_s"] + got["model_cpu_s"] + got["model_overhead_s"])
+    assert all(v > 0 for v in got.values())
+
+
+@pytest.mark.parametrize("name", sorted(PROFILES))
+@pytest.mark.parametrize("col", list(COUNT_COLUMNS) + [f"model_{c}" for c in BYTE_COLUMNS])
+def test_more_work_takes_longer(name, col):
+    more = dict(ROW, **{col: ROW[col] * 3 + 1})
+    before = model_seconds(ROW, PROFILES[name], cores=CORES)["model_total_s"]
+    after = model_seconds(more, PROFILES[name], cores=CORES)["model_total_s"]
+    assert after > before
+
+
+@pytest.mark.parametrize("name", sorted(PROFILES))
+def test_more_cores_never_slower(name):
+    times = [model_seconds(ROW, PROFILES[name], cores=c)["model_total_s"] for c in (1, 2, 8, 64)]
+    assert times == sorted(times, reverse=True) and times[0] > times[-1]
+
+
+def test_s3_slower_than_local_for_file_heavy_work():
+    heavy = dict(ROW, footers_read=3000, files_read=1500, files_written=800,
+                 merge_files_read=800)
+    s3 = model_seconds(heavy, PROFILES["s3"], cores=CORES)
+    hdfs = model_seconds(heavy, PROFILES["hdfs"], cores=CORES)
+    local = model_seconds(heavy, PROFILES["local"], cores=CORES)
+    for phase in ("model_tag_s", "model_write_s", "model_total_s"):
+        assert s3[phase] > hdfs[phase] > local[phase]
+    assert s3["model_total_s"] > 10 * local["model_total_s"]
+
+
+def test_frame_matches_rows_and_handles_gaps():
+    rows = [ROW, dict(ROW, files_read=None, model_bytes_read=float("nan")), {"records": 10}]
+    df = pd.DataFrame(rows)
+    out = model_frame(df, PROFILES["hdfs"], cores=CORES)
+    assert list(out.columns[: len(df.columns)]) == list(df.columns)
+    for i, row in enumerate(rows):
+        one = model_seconds(row, PROFILES["hdfs"], cores=CORES)
+        for col in MODEL_COLUMNS:
+            assert out[col].iat[i] == pytest.approx(one[col])
+    gap = dict(ROW, files_read=0, model_bytes_read=0)
+    assert out["model_total_s"].iat[1] == pytest.approx(
+        model_seconds(gap, PROFILES["hdfs"], cores=CORES)["model_total_s"])
+
+
+def test_model_bytes_preferred_measured_as_fallback():
+    real = {k.removeprefix("model_"): v for k, v in ROW.items()}
+    both = dict(ROW, bytes_written=1.0)  # a measured column never overrides the model one
+    s3 = PROFILES["s3"]
+    assert model_seconds(real, s3, CORES) == model_seconds(ROW, s3, CORES)
+    assert model_seconds(both, s3, CORES) == model_seconds(ROW, s3, CORES)
+
+
+def test_rescale_has_no_tag_phase_but_pays_its_reads_while_writing():
+    rescale = dict(ROW, operation="rescale")
+    got = model_seconds(rescale, PROFILES["s3"], cores=CORES)
+    upsert = model_seconds(ROW, PROFILES["s3"], cores=CORES)
+    assert math.isnan(got["model_tag_s"])
+    assert got["model_write_s"] > upsert["model_write_s"]
+    assert got["model_total_s"] == pytest.approx(got["model_write_s"] + got["model_commit_s"])
+
+
+def test_parallelism_field_overrides_cores():
+    fixed = replace(PROFILES["local"], parallelism=2)
+    assert model_seconds(ROW, fixed, cores=64) == model_seconds(ROW, PROFILES["local"], 2)
+    assert profile("local", cores=16).parallelism == 16
+    assert profile("local").parallelism == 0
+
+
+@pytest.mark.parametrize("name", sorted(PROFILES))
+def test_json_round_trip(name, tmp_path):
+    prof = PROFILES[name]
+    assert CostProfile.from_json(prof.to_json()) == prof
+    path = prof.save(tmp_path / f"{name}.json")
+    assert CostProfile.load(path) == prof
+    assert profile(str(path)) == prof
+
+
+def test_bad_profiles_are_rejected(tmp_path):
+    text = PROFILES["local"].to_json()
+    with pytest.raises(ValueError, match="unknown fields"):
+        CostProfile.from_json(text.replace('"name"', '"nme"'))
+    with pytest.raises(ValueError, match="read_latency_s"):
+        replace(PROFILES["local"], read_latency_s=-1.0)
+    with pytest.raises(ValueError, match="read_stream_bps"):
+        replace(PROFILES["local"], read_stream_bps=0.0)
+
+
+def test_unknown_profile_names_the_choices():
+    with pytest.raises(ValueError, match="'gcs'.*hdfs, local, s3"):
+        profile("gcs")
+
+
+# ---- calibration ----------------------------------------------------------------------
+
+TRUE = replace(PROFILES["local"], name="truth", cpu_hash_s=3e-6, cpu_record_tag_s=2e-6,
+               cpu_record_write_s=5e-6, read_latency_s=2e-3, write_latency_s=4e-3,
+               read_stream_bps=50e6, write_stream_bps=30e6, max_read_bps=0.0,
+               max_write_bps=0.0, tag_overhead_s=0.5, write_overhead_s=0.3,
+               commit_overhead_s=0.05)
+
+
+def _real_run(n: int = 80, seed: int = 7, collinear: bool = False) -> pd.DataFrame:
+    """Rows of a 'real' run timed by TRUE plus 1% noise; no bloom probes, no shuffle."""
+    rng = np.random.default_rng(seed)
+    records = rng.uniform(1e4, 1e6, n).round()
+    df = pd.DataFrame({
+        "operation": "upsert", "records": records,
+        "keys_hashed": records if collinear else rng.uniform(1e4, 1e6, n).round(),
+        "bloom_checks": 0, "files_read": rng.integers(0, 800, n),
+        "bytes_read": rng.uniform(0, 1e8, n), "files_written": rng.integers(1, 600, n),
+        "bytes_written": rng.uniform(1e6, 1e8, n), "merge_files_read": rng.integers(0, 200, n),
+        "merge_bytes_read": rng.uniform(0, 5e7, n),
+        "records_written": rng.uniform(1e4, 2e6, n).round(),
+        "partitions_touched": rng.integers(1, 10, n),
+    })
+    timed = model_frame(df, TRUE, cores=CORES)
+    for phase in ("tag", "write", "commit"):
+        noise = 1 + rng.normal(0, 0.01, n)
+        df[f"{phase}_s"] = timed[f"model_{phase}_s"] * noise
+    df["total_s"] = df["tag_s"] + df["write_s"] + df["commit_s"]
+    df = df.astype({"tag_s": object, "files_read": object})  # gaps as a metrics file has
+    df.loc[:4, "tag_s"] = None  # a batch whose tagging was not timed
+    df.loc[5, "files_read"] = None  # a counter that was not reported (counts as 0)
+    df.loc[5, "bytes_read"] = 0.0
+    df.loc[5, "tag_s"] = model_frame(df.loc[[5]], TRUE, cores=CORES)["model_tag_s"].iat[0]
+    return df
+
+
+def test_calibration_recovers_known_constants():
+    fitted, report = calibrate(_real_run(), base="local", cores=CORES)
+    for field in ("cpu_hash_s", "cpu_record_tag_s", "cpu_record_write_s", "read_latency_s",
+                  "write_latency_s", "tag_overhead_s", "write_overhead_s",
+                  "commit_overhead_s"):
+        assert getattr(fitted, field) == pytest.approx(getattr(TRUE, field), rel=0.10), field
+    assert fitted.read_bandwidth(CORES) == pytest.approx(TRUE.read_bandwidth(CORES), rel=0.10)
+    assert fitted.write_bandwidth(CORES) == pytest.approx(TRUE.write_bandwidth(CORES), rel=0.10)
+    # nothing in the run identifies these: the base profile's values stay
+    assert fitted.cpu_probe_s == PROFILES["local"].cpu_probe_s
+    assert fitted.shuffle_core_bps == PROFILES["local"].shuffle_core_bps
+    assert set(report["kept_base"]) == {"cpu_probe_s", "shuffle_core_bps"}
+    assert report["r2"] > 0.99 and report["rows"] == 80
+    assert report["equations"] == {"tag": 75, "write": 80, "commit": 80}
+    assert report["rmse_s"] > 0
+    # the fitted profile is a normal profile: saved, loaded, used by name of file
+    assert CostProfile.from_json(fitted.to_json()) == fitted
+
+
+def test_calibration_keeps_base_for_collinear_work():
+    fitted, report = calibrate(_real_run(collinear=True), base="local", cores=CORES)
+    assert report["kept_base"]["cpu_record_tag_s"] == "collinear with cpu_hash_s in the data"
+    assert fitted.cpu_record_tag_s == PROFILES["local"].cpu_record_tag_s
+    assert report["r2"] > 0.99
+
+
+def test_calibration_needs_timed_rows():
+    with pytest.raises(ValueError, match="tag_s or write_s"):
+        calibrate(pd.DataFrame({"records": [1, 2]}))
+
+
+def test_calibration_reads_model_byte_columns_when_measured_are_absent():
+    real = _real_run()
+    renamed = real.rename(columns={c: f"model_{c}" for c in BYTE_COLUMNS if c in real.columns})
+    assert calibrate(renamed, cores=CORES)[0] == calibrate(real, cores=CORES)[0]
