@@ -16,6 +16,9 @@ recurrence is run over character *positions*, each step one numpy operation over
 are sorted by true length (``pyarrow.compute.utf8_length``, which counts trailing NULs that
 numpy's ``U`` dtype would hide as padding) and processed in chunks of bounded width x rows, so
 one very long key never inflates the width of every other row.
+
+Also here: Spark SQL's own ``hash(col)`` (Murmur3 over UTF-8 bytes, Spark's legacy tail), so the
+simulator can place rows exactly where a Spark shuffle or Spark bucketing would.
 """
 
 from __future__ import annotations
@@ -28,11 +31,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 __all__ = [
+    "SPARK_HASH_SEED",
     "bucket_ids",
     "java_list_hash",
     "java_list_hash_scalar",
     "java_string_hash",
     "java_string_hash_scalar",
+    "spark_murmur3_fixed",
+    "spark_murmur3_hash",
 ]
 
 INT32_MAX = 0x7FFFFFFF
@@ -249,3 +255,176 @@ def bucket_ids(columns: Any, num_buckets: int | np.ndarray) -> np.ndarray:
     if nb.size and (nb.min() <= 0 or nb.max() > INT32_MAX):
         raise ValueError(f"num_buckets must be in 1..{INT32_MAX}")
     return (h.astype(np.int64) % nb.astype(np.int64)).astype(np.int32)
+
+
+# --------------------------------------------------------------------------- Spark's hash()
+#
+# Spark SQL's ``hash(col)`` (``Murmur3Hash``, seed 42) of a string column hashes the UTF-8 bytes
+# with ``Murmur3_x86_32.hashUnsafeBytes``: whole little-endian 4-byte words go through the usual
+# mixK1/mixH1, but the 0..3 trailing bytes are *each* mixed on their own as a sign-extended byte
+# (Spark's pre-2.3 variant, kept for compatibility; standard Murmur3 packs them into one word),
+# then fmix with the byte length. A null row leaves the running hash untouched: it is the seed.
+# Reproducing it lets the simulator place rows exactly where a Spark shuffle/bucketing would.
+
+_M3_C1 = np.uint32(0xCC9E2D51)
+_M3_C2 = np.uint32(0x1B873593)
+_M3_N = np.uint32(0xE6546B64)
+_M3_F1 = np.uint32(0x85EBCA6B)
+_M3_F2 = np.uint32(0xC2B2AE35)
+_M3_FIVE = np.uint32(5)
+SPARK_HASH_SEED = 42
+
+# Rows per block in spark_murmur3_fixed: keeps the working set (the block's words plus a few
+# uint32 row vectors) inside L2 so the ~10 ufunc passes per word do not stream from DRAM.
+_M3_BLOCK_BYTES = 1 << 20
+# Bytes gathered per group block in spark_murmur3_hash (bounds the temporary byte matrix).
+_M3_GATHER_BYTES = 1 << 24
+
+
+def _m3_mix_k1(k: np.ndarray, tmp: np.ndarray) -> None:
+    """In place: k = rotl(k * C1, 15) * C2 (``tmp``: same-shape scratch)."""
+    k *= _M3_C1
+    np.right_shift(k, 17, out=tmp)
+    k <<= 15
+    k |= tmp
+    k *= _M3_C2
+
+
+def _m3_mix_h1(h: np.ndarray, k: np.ndarray, tmp: np.ndarray) -> None:
+    """In place: h = rotl(h ^ k, 13) * 5 + 0xe6546b64."""
+    h ^= k
+    np.right_shift(h, 19, out=tmp)
+    h <<= 13
+    h |= tmp
+    h *= _M3_FIVE
+    h += _M3_N
+
+
+def _m3_fmix(h: np.ndarray, length: int, tmp: np.ndarray) -> None:
+    """In place: Murmur3's finalisation mix after xor-ing in the byte length."""
+    h ^= np.uint32(length)
+    for shift, mult in ((16, _M3_F1), (13, _M3_F2)):
+        np.right_shift(h, shift, out=tmp)
+        h ^= tmp
+        h *= mult
+    np.right_shift(h, 16, out=tmp)
+    h ^= tmp
+
+
+def _seed_vector(seed: int | np.ndarray, n: int) -> np.ndarray:
+    """Per-row uint32 starting hash from a scalar seed or a per-row int32/uint32 array."""
+    if np.isscalar(seed):
+        return np.full(n, int(seed) & _MASK32, dtype=np.uint32)  # type: ignore[arg-type]
+    s = np.asarray(seed)
+    if s.shape != (n,):
+        raise ValueError(f"per-row seed has shape {s.shape}, expected ({n},)")
+    if s.dtype.kind not in "iu":
+        raise TypeError("seed must be integers")
+    return (s.astype(np.int64) & _MASK32).astype(np.uint32)  # wrap like Java's int
+
+
+def spark_murmur3_fixed(mat: np.ndarray, seed: int | np.ndarray = SPARK_HASH_SEED) -> np.ndarray:
+    """Spark's ``hash()`` of rows that are all exactly ``width`` bytes, as int32.
+
+    ``mat`` is an (n, width) uint8 byte matrix (e.g. the simulator's fixed-width key matrix),
+    each row one string's UTF-8 bytes. ``seed`` is Spark's 42 by default; a per-row array
+    chains columns as ``hash(a, b)`` does (pass ``hash(a)`` as the seed of ``b``).
+    """
+    mat = np.asarray(mat)
+    if mat.ndim != 2:
+        raise ValueError(f"expected an (n, width) byte matrix, got shape {mat.shape}")
+    if mat.dtype != np.uint8:
+        if mat.dtype.kind not in "iu" or (mat.size and (mat.min() < 0 or mat.max() > 255)):
+            raise TypeError(f"expected uint8 bytes, got {mat.dtype}")
+        mat = mat.astype(np.uint8)
+    n, width = mat.shape
+    out = _seed_vector(seed, n)
+    if n == 0:
+        return out.view(np.int32)
+    nwords, ntail = divmod(width, 4)
+    block = max(1, _M3_BLOCK_BYTES // max(width, 1))
+    for a in range(0, n, block):
+        b = min(n, a + block)
+        h = out[a:b]
+        tmp = np.empty(b - a, dtype=np.uint32)
+        if nwords:
+            # Platform.getInt reads little-endian words on every platform Spark runs on.
+            words = np.ascontiguousarray(mat[a:b, : 4 * nwords]).view("<u4")
+            k = words.astype(np.uint32)  # native-order copy we may overwrite
+            _m3_mix_k1(k, np.empty_like(k))
+            for j in range(nwords):
+                _m3_mix_h1(h, k[:, j], tmp)
+        for j in range(4 * nwords, width):
+            # Legacy tail: each byte alone, sign-extended (Java's byte -> int).
+            kt = mat[a:b, j].view(np.int8).astype(np.int32).view(np.uint32)
+            _m3_mix_k1(kt, np.empty_like(kt))
+            _m3_mix_h1(h, kt, tmp)
+        _m3_fmix(h, width, tmp)
+    return out.view(np.int32)
+
+
+def _utf8_buffers(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """(int64 offsets of length n+1, uint8 data) of a large_string array, zero-copy."""
+    bufs = arr.buffers()
+    n = len(arr)
+    offsets = np.frombuffer(bufs[1], dtype=np.int64, count=arr.offset + n + 1)[arr.offset:]
+    data = np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None else np.empty(0, np.uint8)
+    return offsets, data
+
+
+def spark_murmur3_hash(values: Any, seed: int | np.ndarray = SPARK_HASH_SEED) -> np.ndarray:
+    """Spark SQL ``hash(col)`` of one string column, bit for bit, as int32; null -> the seed.
+
+    ``values``: pyarrow (chunked) string array, pandas Series, numpy object/``U`` array or a
+    sequence of ``str``/``None``. Rows are grouped by UTF-8 byte length and each group is hashed
+    by :func:`spark_murmur3_fixed`, so there is one implementation of the algorithm. Integer
+    columns are refused: Spark hashes those as ints, not as their text.
+    """
+    if isinstance(values, pa.Array | pa.ChunkedArray) and pa.types.is_integer(
+        values.type.value_type if pa.types.is_dictionary(values.type) else values.type
+    ):
+        raise TypeError("spark_murmur3_hash hashes strings; Spark hashes integer columns as ints")
+    arr = _as_string_array(values)
+    n = len(arr)
+    out = _seed_vector(seed, n)
+    if n == 0:
+        return out.view(np.int32)
+    per_row_seed = not np.isscalar(seed)
+    offsets, data = _utf8_buffers(arr)
+    lens = np.diff(offsets)
+    valid = ~arr.is_null().to_numpy(zero_copy_only=False) if arr.null_count else None
+
+    first = int(offsets[0])
+    if valid is None and n and (lens == lens[0]).all():
+        # One width and no nulls (the simulator's keys): hash the data buffer in place.
+        width = int(lens[0])
+        mat = data[first : first + n * width].reshape(n, width)
+        return spark_murmur3_fixed(mat, out if per_row_seed else seed)
+
+    rows = np.arange(n) if valid is None else np.flatnonzero(valid)
+    if len(rows) == 0:
+        return out.view(np.int32)  # all null: every row is its seed
+    order = rows[np.argsort(lens[rows], kind="stable")]
+    sorted_lens = lens[order]
+    bounds = np.flatnonzero(np.diff(sorted_lens)) + 1
+    starts = np.concatenate(([0], bounds))
+    ends = np.concatenate((bounds, [len(order)]))
+    # A (len(data)-width+1, width) strided view: fancy-indexing it by row start gathers each
+    # row's bytes without building a per-byte index matrix.
+    for s, e in zip(starts.tolist(), ends.tolist(), strict=True):
+        width = int(sorted_lens[s])
+        idx_all = order[s:e]
+        if width == 0:
+            out[idx_all] = spark_murmur3_fixed(
+                np.empty((e - s, 0), np.uint8), out[idx_all] if per_row_seed else seed
+            ).view(np.uint32)
+            continue
+        windows = np.lib.stride_tricks.sliding_window_view(data, width)
+        step = max(1, _M3_GATHER_BYTES // width)
+        for a in range(0, e - s, step):
+            idx = idx_all[a : a + step]
+            mat = windows[offsets[idx]]
+            out[idx] = spark_murmur3_fixed(mat, out[idx] if per_row_seed else seed).view(
+                np.uint32
+            )
+    return out.view(np.int32)
