@@ -1,6 +1,8 @@
 """Importable entry points: everything a CLI command does, for notebooks and asv.
 
-``run`` and ``compare`` return pandas DataFrames in the metrics contract (DESIGN §6).
+``run``, ``compare`` and ``sim`` return pandas DataFrames in the metrics contract
+(DESIGN §6). Spark is imported only by the functions that run it, so ``sim``,
+``calibrate`` and ``report`` work where pyspark cannot be imported.
 """
 
 from __future__ import annotations
@@ -17,9 +19,7 @@ import pandas as pd
 import indexes
 import workloads
 from indexbench import metrics as m
-from indexbench.driver import open_table, upsert
 from indexbench.metrics import summary
-from indexbench.spark import get_session
 from tableformat.errors import IndexBenchError, TableConfigError
 
 Progress = Callable[[dict[str, Any]], None]
@@ -72,6 +72,9 @@ def run(index: str = "bloom", workload: str | workloads.Workload = "uniform", *,
 
     The table resumes: batches a previous run of the same workload committed are skipped.
     """
+    from indexbench.driver import open_table, upsert
+    from indexbench.spark import get_session
+
     w = load_workload(workload, batches, batch_size, initial_records, seed)
     out = out or default_out(w.name)
     table_uri = table or os.path.join(out, "tables", index)
@@ -116,6 +119,8 @@ def compare(indexes_: Sequence[str] | None = None, workload: str | workloads.Wor
             spark=None, master: str | None = None, progress: Progress | None = None,
             **sizes: Any) -> pd.DataFrame:
     """Run every index on identical batches (same workload and seed), one metrics file."""
+    from indexbench.spark import get_session
+
     names = list(indexes_ or default_compare_indexes())
     w = load_workload(workload, **sizes)
     out = out or default_out(w.name)
@@ -139,6 +144,7 @@ def default_compare_indexes() -> list[str]:
 
 def verify(table: str, spark=None, master: str | None = None) -> list[str]:
     """Check a table's invariants; returns the problems found (empty = all hold)."""
+    from indexbench.spark import get_session
     from indexbench.verify import verify_table
 
     spark = spark or get_session(master)

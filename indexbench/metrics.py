@@ -30,7 +30,8 @@ CONTRACT_COLUMNS = [
 # Work counters: 0 when the index did not do that work.
 COUNT_COLUMNS = ["candidate_files", "files_read", "bytes_read", "bloom_checks",
                  "bloom_positives", "false_positives", "index_mem_bytes", "index_disk_bytes"]
-STRING_COLUMNS = {"run_id", "index", "workload", "operation", "instant", "mode"}
+STRING_COLUMNS = {"run_id", "index", "workload", "operation", "instant", "mode", "run_mode",
+                  "bloom_mode"}
 
 
 def new_run_id() -> str:
@@ -44,7 +45,7 @@ def to_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
         if col not in df.columns:
             df[col] = pd.NA
     for col in COUNT_COLUMNS:
-        df[col] = df[col].fillna(0)
+        df[col] = pd.to_numeric(df[col], errors="coerce").fillna(0)
     extras = sorted(c for c in df.columns if c not in CONTRACT_COLUMNS)
     df = df[CONTRACT_COLUMNS + extras]
     for col in df.columns:

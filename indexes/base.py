@@ -124,9 +124,9 @@ class RecordIndex(ABC):
             self._spark = load_object(self.SPARK_ADAPTER)(self)
         return self._spark
 
-    def simulator(self, model: Any) -> Any:
+    def simulator(self, model: Any, options: Any = None) -> Any:
         """A simulator adapter of this index over a model table (no Spark)."""
-        return load_object(self.SIM_ADAPTER)(self, model)
+        return load_object(self.SIM_ADAPTER)(self, model, options)
 
     def validate(self) -> None:  # noqa: B027 (optional hook)
         """Refuse impossible parameter values (override to add checks)."""

@@ -15,7 +15,8 @@ from typing import Any
 
 # Columns that hold measured bytes or seconds in a real run; a model fills them in sim.
 MEASURED_ONLY = ("bytes_read", "bytes_written", "merge_bytes_read", "tag_s", "write_s",
-                 "commit_s", "total_s", "shuffle_bytes", "shuffle_read_bytes")
+                 "commit_s", "total_s", "shuffle_bytes", "shuffle_read_bytes",
+                 "index_disk_bytes", "rli_bytes_read", "bootstrap_s")
 
 
 @dataclass(frozen=True)
@@ -50,7 +51,7 @@ def measured_fp_rate(counts: Mapping[str, float]) -> float:
     return counts.get("false_positives", 0) / negatives if negatives else float("nan")
 
 
-def _modelled(row: dict[str, Any]) -> dict[str, Any]:
+def as_modelled(row: dict[str, Any]) -> dict[str, Any]:
     """Move byte and second figures of a simulated row to their ``model_`` names."""
     for col in MEASURED_ONLY:
         if col in row:
@@ -68,8 +69,7 @@ def table_figures(snapshot) -> dict[str, Any]:
 
 def upsert_row(*, batch_no: int, instant: str, input_records: int, records: int,
                partitions_touched: int, counts: Mapping[str, float], writes: WriteTotals,
-               after, timings: Mapping[str, float | None],
-               modelled: bool = False) -> dict[str, Any]:
+               after, timings: Mapping[str, float | None]) -> dict[str, Any]:
     """The metrics row of one upsert batch from the work its code counted."""
     row: dict[str, Any] = {
         "operation": "upsert", "batch": batch_no, "instant": instant,
@@ -92,8 +92,9 @@ def upsert_row(*, batch_no: int, instant: str, input_records: int, records: int,
         "records_rewritten": writes.records_written - writes.inserts - writes.updates,
         "merge_files_read": writes.merge_files_read,
         "merge_bytes_read": writes.merge_bytes_read,
+        "keys_hashed": counts.get("keys_hashed", 0),
     }
-    return _modelled(row) if modelled else row
+    return row
 
 
 def rescale_row(*, mode: str, batch_no: int | None, instant: str, factor: float,
@@ -101,8 +102,8 @@ def rescale_row(*, mode: str, batch_no: int | None, instant: str, factor: float,
                 files_read: int, bytes_read: float, writes: WriteTotals, after,
                 timings: Mapping[str, float | None], shuffle_bytes: float | None,
                 shuffle_read_bytes: float | None, spark_jobs: int | None,
-                fill_before: Mapping[str, float], fill_after: Mapping[str, float],
-                modelled: bool = False) -> dict[str, Any]:
+                fill_before: Mapping[str, float], fill_after: Mapping[str, float]
+                ) -> dict[str, Any]:
     """The metrics row of one bucket rescale (a replacecommit)."""
     row: dict[str, Any] = {
         "operation": "rescale", "mode": mode, "batch": batch_no, "instant": instant,
@@ -120,4 +121,4 @@ def rescale_row(*, mode: str, batch_no: int | None, instant: str, factor: float,
         **{f"rescaled_{k}_before": v for k, v in fill_before.items()},
         **{f"rescaled_{k}_after": v for k, v in fill_after.items()},
     }
-    return _modelled(row) if modelled else row
+    return row

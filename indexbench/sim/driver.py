@@ -1,0 +1,236 @@
+"""``indexbench sim``: a workload's batches through an index's cores, without Spark.
+
+The same batches as a real run (:mod:`workloads.generator`, pure functions of the
+workload) are pre-combined to distinct key ordinals and fed in chunks to the index's
+simulator adapter (``index.simulator(model)``), which routes them with the index's own
+core over a :class:`~tableformat.model.ModelTable`. Rows are built by the same builder
+as real runs (:mod:`tableformat.rows`); byte and second figures are models and go to
+``model_*`` columns (seconds from :mod:`indexbench.sim.cost`).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+import indexes
+import workloads
+from indexbench import metrics as m
+from indexbench.sim import cost
+from indexes.simulation import SimBatch, SimChunk
+from tableformat.model import ModelTable
+from tableformat.rows import WriteTotals, as_modelled, upsert_row
+from workloads import generator as G
+from workloads import keys as K
+
+CHUNK_ROWS = 4_000_000  # records per chunk handed to an adapter (bounded memory)
+EXACT_BLOOM_KEYS = 2_000_000  # bloom: real filters up to this many table keys
+KEY_BYTES = {"uuid": 36, "time-ordered": 20, "ycsb": 23}
+META_BYTES = 17 + 24 + 10 + 80  # commit time, seqno, partition path, file name (model)
+Progress = Callable[[dict[str, Any]], None]
+
+
+class WorkloadKeys:
+    """Columns of a workload's records as pure functions of their key ordinals."""
+
+    def __init__(self, w: workloads.Workload):
+        self.w = w
+
+    def record_keys(self, ordinals: np.ndarray) -> pa.Array:
+        keys = K.record_keys(self.w.key_format, self.w.seed, ordinals)
+        return keys.cast(pa.string()) if keys.type == pa.large_string() else keys
+
+    def order_codes(self, ordinals: np.ndarray) -> np.ndarray:
+        return K.order_codes(self.w.key_format, self.w.seed, ordinals)
+
+    def column(self, name: str, ordinals: np.ndarray) -> pa.Array:
+        if name == "key" or (name == "index_key" and self.w.index_key_cardinality == 0):
+            return self.record_keys(ordinals)
+        if name == "index_key":
+            return K.index_keys(self.w.seed, ordinals, self.w.index_key_cardinality,
+                                float(self.w.index_key_skew))
+        if name == "dt":
+            return G._dt_strings(self.w).take(pa.array(G.day_offsets(self.w, ordinals)
+                                                       + self.w.late_arrival_depth))
+        raise ValueError(f"the simulator can hash key, index_key or dt, not {name!r}")
+
+
+def record_bytes(w: workloads.Workload) -> float:
+    """Modelled bytes of one record in a base file (uncompressed column widths)."""
+    ik = KEY_BYTES[w.key_format] if w.index_key_cardinality == 0 else \
+        2 + len(str(max(w.index_key_cardinality - 1, 0)))
+    return META_BYTES + 2 * KEY_BYTES[w.key_format] + 10 + 8 + ik + w.payload_bytes
+
+
+def partition_names(w: workloads.Workload) -> list[str]:
+    """Every partition a record can have, indexed by day offset + late-arrival depth."""
+    return G._dt_strings(w).to_pylist()
+
+
+def _chunk(w: workloads.Workload, ordinals: np.ndarray, is_new: np.ndarray) -> SimChunk:
+    part = (G.day_offsets(w, ordinals) + w.late_arrival_depth).astype(np.int32)
+    return SimChunk(ordinals, part, is_new)
+
+
+def batch_chunks(w: workloads.Workload, batch: int, chunk_rows: int = CHUNK_ROWS
+                 ) -> tuple[int, int, Iterator[SimChunk]]:
+    """(input rows, distinct records, chunks) of a batch after the pre-combine.
+
+    The initial load inserts ordinals 0..N-1 (no duplicates): generated chunk by chunk.
+    An upsert batch's rows are generated whole and reduced to distinct ordinals (one
+    record per key; a key's partition is a function of it, so (partition, key) pairs are
+    distinct too)."""
+    rows, before = G.batch_rows(w, batch), G.inserts_before(w, batch)
+    if batch == 0:
+        def gen() -> Iterator[SimChunk]:
+            for lo in range(0, rows, chunk_rows):
+                o = np.arange(lo, min(rows, lo + chunk_rows), dtype=np.int64)
+                yield _chunk(w, o, np.ones(len(o), bool))
+        return rows, rows, gen()
+    ordinals = np.unique(G.batch_arrays(w, batch)["ordinal"])
+
+    def gen_upd() -> Iterator[SimChunk]:
+        for lo in range(0, len(ordinals), chunk_rows):
+            o = ordinals[lo:lo + chunk_rows]
+            yield _chunk(w, o, o >= before)
+    return rows, len(ordinals), gen_upd()
+
+
+def existing_chunks(w: workloads.Workload, upto: int, names: list[str],
+                    chunk_rows: int = CHUNK_ROWS) -> Callable[[list[str]], Iterator[SimChunk]]:
+    """Every record of the table in some partitions: ordinals below ``upto``."""
+    def gen(partitions: list[str]) -> Iterator[SimChunk]:
+        wanted = np.array([names.index(p) for p in partitions], dtype=np.int32)
+        for lo in range(0, upto, chunk_rows):
+            o = np.arange(lo, min(upto, lo + chunk_rows), dtype=np.int64)
+            c = _chunk(w, o, np.zeros(len(o), bool))
+            sel = np.isin(c.part, wanted)
+            yield SimChunk(c.ordinals[sel], c.part[sel], c.is_new[sel])
+    return gen
+
+
+def simulate_batch(index, adapter, model: ModelTable, w: workloads.Workload, b: int,
+                   names: list[str], chunk_rows: int = CHUNK_ROWS) -> dict[str, Any]:
+    """One upsert batch through the adapter; returns its metrics row (before the model
+    seconds): route, write the touched file groups into the model, commit, checkpoint."""
+    t0 = time.perf_counter()
+    instant = model.new_instant()
+    rows, records, chunks = batch_chunks(w, b, chunk_rows)
+    batch = SimBatch(b, instant, names, WorkloadKeys(w), records=records,
+                     inserts_before=G.inserts_before(w, b), latest_successful=model.latest,
+                     existing=existing_chunks(w, G.inserts_before(w, b + 1), names, chunk_rows))
+    adapter.begin(batch)
+    touched: set[int] = set()
+    for chunk in chunks:
+        touched.update(np.unique(chunk.part).tolist())
+        adapter.add(chunk)
+    writes = adapter.finish()
+    snap = model.snapshot
+    written, merge_files, merge_bytes = [], 0, 0
+    for p, fid, ins in zip(writes.partition, writes.file_id, writes.inserts, strict=True):
+        old = snap.slices.get((p, fid))
+        if old is not None:
+            merge_files += 1
+            merge_bytes += old.size_bytes
+        n = (old.num_records if old else 0) + ins
+        written.append(model.slice_of(p, fid, instant, n, adapter.file_index_bytes(p, fid, n)))
+    totals = WriteTotals(
+        files_written=len(written), records_written=sum(s.num_records for s in written),
+        inserts=sum(writes.inserts), updates=sum(writes.updates),
+        bytes_written=sum(s.size_bytes for s in written), merge_files_read=merge_files,
+        merge_bytes_read=merge_bytes)
+    model.commit(instant, written, extra=adapter.commit_extra())
+    index_after = adapter.after_commit(True)
+    row = upsert_row(batch_no=b, instant=instant, input_records=rows, records=records,
+                     partitions_touched=len(touched), counts=adapter.counts, writes=totals,
+                     after=model.snapshot, timings={})
+    row.update(index.table_metrics(model.snapshot))
+    row.update(index_after)
+    for k in ("rli_files_written", "rli_bytes_written"):
+        if k in adapter.counts:
+            row[k] = adapter.counts[k]
+    row["sim_s"] = time.perf_counter() - t0
+    return row
+
+
+def simulate(index: str = "bloom", workload: str | workloads.Workload = "uniform", *,
+             batches: int | None = None, batch_size: int | None = None,
+             initial_records: int | None = None, seed: int | None = None,
+             params: dict[str, Any] | None = None, storage: str = "local",
+             out: str | None = None, run_id: str | None = None,
+             exact_bloom_keys: int = EXACT_BLOOM_KEYS, parallelism: int | None = None,
+             progress: Progress | None = None, chunk_rows: int = CHUNK_ROWS,
+             write: bool = True) -> pd.DataFrame:
+    """Simulate one index through a workload; metrics rows in the contract (``run_mode``
+    = "sim"), appended to ``out``'s metrics files."""
+    from indexbench.api import load_workload
+
+    w = load_workload(workload, batches, batch_size, initial_records, seed)
+    idx = indexes.get(index, **(params or {}))
+    parallelism = parallelism or os.cpu_count() or 1
+    profile = cost.profile(storage, cores=parallelism)
+    model = ModelTable(record_bytes(w), key_bytes=KEY_BYTES[w.key_format])
+    options = indexes.simulation.SimOptions(
+        seed=w.seed, table_keys=G.total_keys(w), exact_bloom_keys=exact_bloom_keys,
+        parallelism=parallelism)
+    adapter = idx.simulator(model, options)
+    names = partition_names(w)
+    run_id = run_id or m.new_run_id()
+    out = out or os.path.join("out", f"{w.name}-sim-{run_id}")
+    rows = _existing_rows(out) if write else []
+    base = {"run_id": run_id, "index": index, "workload": w.name, "run_mode": "sim",
+            "storage": profile.name}
+    mine = []
+    for b in range(w.batches + 1):
+        row = as_modelled({**base, **simulate_batch(idx, adapter, model, w, b, names,
+                                                    chunk_rows)})
+        row.update(cost.model_seconds(row, profile, cores=parallelism))
+        mine.append(row)
+        for extra in adapter.table_services(b):
+            service = as_modelled({**base, **extra})
+            service.update(cost.model_seconds(service, profile, cores=parallelism))
+            mine.append(service)
+        if write:
+            m.write_metrics(out, rows + mine)
+        if progress:
+            progress(row)
+    if write:
+        m.write_run_json(out, {"run_id": run_id, "command": "sim", "mode": "sim",
+                               "storage": profile.name, "parallelism": parallelism,
+                               "exact_bloom_keys": exact_bloom_keys, "workload": vars(w),
+                               "indexes": {index: idx.describe()}})
+    return m.to_frame(mine)
+
+
+def simulate_compare(indexes_: list[str] | None = None,
+                     workload: str | workloads.Workload = "uniform", *,
+                     params: dict[str, dict[str, Any]] | None = None,
+                     out: str | None = None, **options: Any) -> pd.DataFrame:
+    """Every index (or ``indexes_``) simulated on identical batches, one metrics file."""
+    from indexbench.api import load_workload
+
+    names = list(indexes_ or indexes.names())
+    sizes = {k: options.pop(k) for k in ("batches", "batch_size", "initial_records", "seed")
+             if k in options}
+    w = load_workload(workload, **sizes)
+    run_id = m.new_run_id()
+    out = out or os.path.join("out", f"{w.name}-sim-{run_id}")
+    frames = [simulate(n, w, params=(params or {}).get(n), out=out, run_id=run_id, **options)
+              for n in names]
+    m.write_run_json(out, {"run_id": run_id, "command": "sim", "mode": "sim",
+                           "workload": vars(w),
+                           "indexes": {n: indexes.get(n, **(params or {}).get(n, {})).describe()
+                                       for n in names},
+                           "storage": options.get("storage", "local")})
+    return pd.concat(frames, ignore_index=True)
+
+
+def _existing_rows(out: str) -> list[dict[str, Any]]:
+    p = os.path.join(out, "metrics.parquet")
+    return pd.read_parquet(p).to_dict("records") if os.path.exists(p) else []

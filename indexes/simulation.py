@@ -1,0 +1,124 @@
+"""What the simulator hands an index's sim adapter, and what the adapter hands back.
+
+The simulator is the second engine adapter (the Spark one is ``index.spark``): it feeds
+an index the same batches as a real run — distinct records of a batch as key ordinals,
+their partitions and whether each key is new — in chunks, so a billion-key initial load
+never sits in memory at once. The adapter routes them with the index's own core and
+returns, per file group written, how many inserts and updates it received, plus the
+work counters its core incremented. Spark-free; nothing here imports pyspark.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+import pyarrow as pa
+
+
+class KeySource(Protocol):
+    """Record keys of key ordinals (a workload's keys are pure functions of them)."""
+
+    def record_keys(self, ordinals: np.ndarray) -> pa.Array: ...
+
+    def order_codes(self, ordinals: np.ndarray) -> np.ndarray: ...
+
+    def column(self, name: str, ordinals: np.ndarray) -> pa.Array: ...
+
+
+@dataclass
+class SimChunk:
+    """Distinct records of a batch (a slice of them): one per key ordinal."""
+
+    ordinals: np.ndarray  # int64, distinct
+    part: np.ndarray  # int32 index into SimBatch.partitions
+    is_new: np.ndarray  # bool: the key did not exist before this batch
+
+
+@dataclass
+class SimBatch:
+    """One upsert batch as the simulator sees it (after the pre-combine)."""
+
+    batch_no: int
+    instant: str
+    partitions: list[str]  # partition names, indexed by SimChunk.part
+    keys: KeySource
+    key_field: str = "key"
+    records: int = 0
+    inserts_before: int = 0  # keys that existed before this batch (ordinals below it)
+    latest_successful: str | None = None  # last completed instant before this one
+    # every record of the table in these partitions once this batch is committed
+    existing: Callable[[list[str]], Iterator[SimChunk]] | None = None
+
+
+@dataclass
+class GroupWrites:
+    """Per file group written by one commit: the records it received."""
+
+    partition: list[str] = field(default_factory=list)
+    file_id: list[str] = field(default_factory=list)
+    bucket: list[int | None] = field(default_factory=list)
+    inserts: list[int] = field(default_factory=list)
+    updates: list[int] = field(default_factory=list)
+
+    def add(self, partition: str, file_id: str, bucket: int | None, inserts: int,
+            updates: int) -> None:
+        self.partition.append(partition)
+        self.file_id.append(file_id)
+        self.bucket.append(bucket)
+        self.inserts.append(int(inserts))
+        self.updates.append(int(updates))
+
+    def __len__(self) -> int:
+        return len(self.file_id)
+
+
+@dataclass(frozen=True)
+class SimOptions:
+    """Simulator settings an adapter may use (each takes what applies to it)."""
+
+    seed: int = 0  # seeds modelled draws (bloom false positives)
+    table_keys: int = 0  # keys the table will hold at the end of the run
+    exact_bloom_keys: int = 2_000_000  # bloom: real filters up to this many table keys
+    parallelism: int = 1  # what Spark's default parallelism would be (dynamic-rli's P)
+
+
+class SimAdapter:
+    """The simulator side of an index: ``begin`` → ``add`` per chunk → ``finish``."""
+
+    def __init__(self, index: Any, model: Any, options: SimOptions | None = None):
+        self.index = index
+        self.model = model
+        self.options = options or SimOptions()
+        self.counts: Counter = Counter()
+
+    def begin(self, batch: SimBatch) -> None:
+        """A new batch starts (its counters too)."""
+        self.batch = batch
+        self.counts = Counter()
+
+    def add(self, chunk: SimChunk) -> None:
+        raise NotImplementedError
+
+    def finish(self) -> GroupWrites:
+        """Route what ``add`` collected; the file groups to write (counters in ``counts``)."""
+        raise NotImplementedError
+
+    def file_index_bytes(self, partition: str, file_id: str, num_records: int) -> int:
+        """Bytes of index data the index keeps in a base file's footer (modelled)."""
+        return 0
+
+    def commit_extra(self) -> dict[str, str]:
+        """extraMetadata the index records with this commit (as its Spark adapter does)."""
+        return {}
+
+    def after_commit(self, ok: bool) -> dict[str, float]:
+        """The checkpoint completed (or failed); index figures of this batch."""
+        return {}
+
+    def table_services(self, batch_no: int) -> list[dict[str, Any]]:
+        """Inline table services after a commit (the rescale policy); one row each."""
+        return []
