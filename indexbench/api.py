@@ -142,6 +142,40 @@ def default_compare_indexes() -> list[str]:
     return indexes.names()
 
 
+def sim(indexes_: Sequence[str] | str | None = None,
+        workload: str | workloads.Workload = "uniform", *,
+        params: dict[str, dict[str, Any]] | None = None, out: str | None = None,
+        storage: str = "local", **options: Any) -> pd.DataFrame:
+    """``indexbench sim``: the indexes' cores over a model table, no Spark, no data files.
+
+    Same batches as ``run``/``compare``; rows carry ``run_mode = "sim"`` and modelled
+    bytes/seconds as ``model_*`` columns (``storage``: local, hdfs, s3 or a profile JSON
+    written by :func:`calibrate`).
+    """
+    from indexbench.sim.driver import simulate_compare
+
+    names = [indexes_] if isinstance(indexes_, str) else indexes_
+    return simulate_compare(names, workload, params=params, out=out, storage=storage,
+                            **options)
+
+
+def calibrate(run_dir: str, out: str | None = None, base: str = "local",
+              cores: int | None = None) -> tuple[Any, dict]:
+    """Fit the CPU and local-disk constants of the simulator's time model to a real run's
+    metrics; saves the profile JSON to ``out`` (for ``sim --storage out``)."""
+    from indexbench.sim import cost
+
+    df = m.read_metrics(run_dir)
+    if "run_mode" in df.columns:
+        df = df[df["run_mode"].fillna("run") != "sim"]
+    if df.empty:
+        raise IndexBenchError(f"{run_dir}: no rows of a real run to calibrate on")
+    profile, report_ = cost.calibrate(df, base=base, cores=cores or os.cpu_count())
+    if out:
+        profile.save(out)
+    return profile, report_
+
+
 def verify(table: str, spark=None, master: str | None = None) -> list[str]:
     """Check a table's invariants; returns the problems found (empty = all hold)."""
     from indexbench.spark import get_session
@@ -167,5 +201,5 @@ def report(dirs: str | os.PathLike | Sequence[str | os.PathLike] = (), out: str 
     return reports.write_report(dirs, out, asv_results=asv_results, strict=strict)
 
 
-__all__ = ["run", "compare", "verify", "summary", "report", "load_workload",
-           "IndexBenchError"]
+__all__ = ["run", "compare", "sim", "calibrate", "verify", "summary", "report",
+           "load_workload", "IndexBenchError"]

@@ -57,9 +57,12 @@ def _progress_bar(total: int):
                         MofNCompleteColumn(), TimeElapsedColumn(), console=console)
 
     def on_batch(row: dict[str, Any]) -> None:
+        sim = row.get("tag_s") is None  # a simulated row: its seconds are modelled
+        tag, write = (row.get("model_tag_s"), row.get("model_write_s")) if sim else \
+            (row["tag_s"], row["write_s"])
         progress.console.print(
             f"  {row['index']:<14} batch {int(row['batch']):>3}  {int(row['records']):>9,} rec  "
-            f"tag {row['tag_s']:6.2f}s  write {row['write_s']:6.2f}s  "
+            f"{'model ' if sim else ''}tag {tag or 0:6.2f}s  write {write or 0:6.2f}s  "
             f"files_read {int(row.get('files_read') or 0):>5}  "
             f"fp {int(row.get('false_positives') or 0):>4}")
         progress.advance(task)
@@ -120,6 +123,49 @@ def cmd_compare(args: argparse.Namespace) -> int:
     _print_summary(df)
     console.print(f"metrics: {out}/metrics.parquet")
     console.print(f"report: {api.report([out])}")
+    return 0
+
+
+def cmd_sim(args: argparse.Namespace) -> int:
+    import indexes
+    from indexbench import api
+    from indexbench.metrics import new_run_id
+
+    names = [n.strip() for n in (args.indexes or args.index or ",".join(indexes.names()))
+             .split(",")]
+    for n in names:
+        indexes.index_class(n)  # unknown names: one clear error before anything runs
+    w = api.load_workload(args.workload, args.batches, args.batch_size,
+                          args.initial_records, args.seed)
+    out = args.out or f"out/{w.name}-sim-{new_run_id()}"
+    sets = parse_sets(args.sets)
+    progress, on_batch = _progress_bar((w.batches + 1) * len(names))
+    with progress:
+        df = api.sim(names, w, params={n: sets.get(n, {}) for n in names}, out=out,
+                     storage=args.storage, exact_bloom_keys=args.exact_bloom_keys,
+                     parallelism=args.parallelism, progress=on_batch)
+    _print_summary(df)
+    console.print(f"metrics: {out}/metrics.parquet")
+    if not args.no_report:
+        console.print(f"report: {api.report([out])}")
+    return 0
+
+
+def cmd_calibrate(args: argparse.Namespace) -> int:
+    from indexbench import api
+
+    profile, fit = api.calibrate(args.run_dir, out=args.out, base=args.base,
+                                 cores=args.cores)
+    t = RichTable(title=f"cost profile fitted to {args.run_dir} (base {args.base})")
+    t.add_column("constant")
+    t.add_column("value", justify="right")
+    for k in fit.get("fitted", {}):
+        t.add_row(k, f"{getattr(profile, k):.4g}")
+    console.print(t)
+    console.print(f"rows {fit.get('rows')}, R² {fit.get('r2', float('nan')):.3f}; "
+                  f"kept from {args.base}: {', '.join(fit.get('kept_base', {})) or 'none'}")
+    if args.out:
+        console.print(f"profile: {args.out}  (indexbench sim --storage {args.out})")
     return 0
 
 
@@ -197,6 +243,28 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--indexes", help=f"comma-separated (default {','.join(indexes.names())})")
     _add_run_options(p)
     p.set_defaults(func=cmd_compare)
+    p = sub.add_parser("sim", help="simulate indexes without Spark (model table, up to "
+                                   "billions of keys); same metrics contract, run_mode=sim")
+    p.add_argument("--index", help="one index (same as --indexes NAME)")
+    p.add_argument("--indexes", help=f"comma-separated (default {','.join(indexes.names())})")
+    _add_run_options(p)
+    p.add_argument("--storage", default="local",
+                   help="cost profile: local, hdfs, s3 or a JSON file from `calibrate`")
+    p.add_argument("--exact-bloom-keys", type=int, default=2_000_000,
+                   help="bloom: build real filters while the table holds at most this many "
+                        "keys; above it, false positives are drawn at each filter's "
+                        "theoretical rate")
+    p.add_argument("--parallelism", type=int,
+                   help="cores of the modelled executors (default: this machine's)")
+    p.add_argument("--no-report", action="store_true", help="skip the HTML report")
+    p.set_defaults(func=cmd_sim)
+    p = sub.add_parser("calibrate", help="fit the simulator's CPU/disk constants to a real run")
+    p.add_argument("run_dir", help="metrics directory of a real run (run/compare --out)")
+    p.add_argument("--out", help="write the fitted profile JSON here")
+    p.add_argument("--base", default="local", help="profile whose other constants are kept")
+    p.add_argument("--cores", type=int, help="executor cores of that run (default: this "
+                                             "machine's)")
+    p.set_defaults(func=cmd_calibrate)
     p = sub.add_parser("verify", help="check a table's invariants; non-zero exit on violation")
     p.add_argument("table")
     p.add_argument("--master")

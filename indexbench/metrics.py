@@ -19,6 +19,8 @@ from typing import Any
 
 import pandas as pd
 
+from tableformat.rows import MEASURED_ONLY
+
 CONTRACT_COLUMNS = [
     "run_id", "index", "workload", "batch", "records", "inserts", "updates", "tag_s",
     "write_s", "commit_s", "total_s", "partitions_touched", "files_in_table", "file_groups",
@@ -31,6 +33,7 @@ CONTRACT_COLUMNS = [
 COUNT_COLUMNS = ["candidate_files", "files_read", "bytes_read", "bloom_checks",
                  "bloom_positives", "false_positives", "index_mem_bytes", "index_disk_bytes"]
 STRING_COLUMNS = {"run_id", "index", "workload", "operation", "instant", "mode", "run_mode",
+                  "storage",
                   "bloom_mode"}
 
 
@@ -44,8 +47,12 @@ def to_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
     for col in CONTRACT_COLUMNS:
         if col not in df.columns:
             df[col] = pd.NA
+    simulated = df["run_mode"].eq("sim") if "run_mode" in df.columns else False
     for col in COUNT_COLUMNS:
-        df[col] = pd.to_numeric(df[col], errors="coerce").fillna(0)
+        values = pd.to_numeric(df[col], errors="coerce")
+        # a simulated row's measured bytes stay empty (its model_* column has them)
+        fill = ~simulated if col in MEASURED_ONLY else True
+        df[col] = values.where(values.notna() | ~pd.Series(fill, index=df.index), 0)
     extras = sorted(c for c in df.columns if c not in CONTRACT_COLUMNS)
     df = df[CONTRACT_COLUMNS + extras]
     for col in df.columns:
@@ -131,4 +138,7 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
         df = df[df["operation"].fillna("upsert") == "upsert"]
     upserts = df[(df["batch"] >= 1)] if (df["batch"] >= 1).any() else df
     cols = [c for c in SUMMARY_COLUMNS if c in df.columns]
+    # simulated series: their seconds and bytes are modelled (model_* columns)
+    cols += [f"model_{c}" for c in ("tag_s", "write_s", "total_s", "bytes_read")
+             if f"model_{c}" in df.columns]
     return upserts.groupby("index", sort=False)[cols].median()

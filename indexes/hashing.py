@@ -23,7 +23,7 @@ simulator can place rows exactly where a Spark shuffle or Spark bucketing would.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -153,6 +153,20 @@ def _string_hash_u32(values: Any) -> np.ndarray:
     n = len(arr)
     out = np.zeros(n, dtype=np.uint32)
     if n == 0:
+        return out
+    offsets, data = _utf8_buffers(arr)
+    used = data[int(offsets[0]):int(offsets[-1])]
+    if not used.size or int(used.max()) < 0x80:
+        # ASCII: one byte = one UTF-16 code unit, so Horner over the byte matrix.
+        rows = np.arange(n) if not arr.null_count else np.flatnonzero(
+            ~arr.is_null().to_numpy(zero_copy_only=False))
+        m31 = np.uint32(31)
+        for idx, mat in _width_groups(offsets, data, rows):
+            h = np.zeros(len(idx), np.uint32)
+            for j in range(mat.shape[1]):
+                h *= m31
+                h += mat[:, j]
+            out[idx] = h
         return out
     lens = pc.utf8_length(arr).fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
     order = np.argsort(lens, kind="stable")
@@ -372,6 +386,39 @@ def _utf8_buffers(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     return offsets, data
 
 
+def _width_groups(offsets: np.ndarray, data: np.ndarray, rows: np.ndarray
+                  ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """(row indices, (k, width) uint8 byte matrix) of ``rows`` grouped by byte length.
+
+    A (len(data)-width+1, width) strided view, fancy-indexed by row start, gathers each
+    row's bytes without building a per-byte index matrix; groups are cut to about
+    ``_M3_GATHER_BYTES`` so memory stays bounded. Both string hashes use it.
+    """
+    lens = np.diff(offsets)
+    if not len(rows):
+        return
+    if len(rows) == len(lens) and (lens == lens[0]).all():
+        width, first = int(lens[0]), int(offsets[0])  # one width: the buffer as is
+        yield rows, data[first:first + len(rows) * width].reshape(len(rows), width)
+        return
+    order = rows[np.argsort(lens[rows], kind="stable")]
+    sorted_lens = lens[order]
+    bounds = np.flatnonzero(np.diff(sorted_lens)) + 1
+    starts = np.concatenate(([0], bounds))
+    ends = np.concatenate((bounds, [len(order)]))
+    for s, e in zip(starts.tolist(), ends.tolist(), strict=True):
+        width = int(sorted_lens[s])
+        idx_all = order[s:e]
+        if width == 0:
+            yield idx_all, np.empty((e - s, 0), np.uint8)
+            continue
+        windows = np.lib.stride_tricks.sliding_window_view(data, width)
+        step = max(1, _M3_GATHER_BYTES // width)
+        for a in range(0, e - s, step):
+            idx = idx_all[a:a + step]
+            yield idx, windows[offsets[idx]]
+
+
 def spark_murmur3_hash(values: Any, seed: int | np.ndarray = SPARK_HASH_SEED) -> np.ndarray:
     """Spark SQL ``hash(col)`` of one string column, bit for bit, as int32; null -> the seed.
 
@@ -391,19 +438,14 @@ def spark_murmur3_hash(values: Any, seed: int | np.ndarray = SPARK_HASH_SEED) ->
         return out.view(np.int32)
     per_row_seed = not np.isscalar(seed)
     offsets, data = _utf8_buffers(arr)
-    lens = np.diff(offsets)
     valid = ~arr.is_null().to_numpy(zero_copy_only=False) if arr.null_count else None
-
-    first = int(offsets[0])
-    if valid is None and n and (lens == lens[0]).all():
-        # One width and no nulls (the simulator's keys): hash the data buffer in place.
-        width = int(lens[0])
-        mat = data[first : first + n * width].reshape(n, width)
-        return spark_murmur3_fixed(mat, out if per_row_seed else seed)
 
     rows = np.arange(n) if valid is None else np.flatnonzero(valid)
     if len(rows) == 0:
         return out.view(np.int32)  # all null: every row is its seed
+    for idx, mat in _width_groups(offsets, data, rows):
+        out[idx] = spark_murmur3_fixed(mat, out[idx] if per_row_seed else seed).view(np.uint32)
+    return out.view(np.int32)  # all null: every row is its seed
     order = rows[np.argsort(lens[rows], kind="stable")]
     sorted_lens = lens[order]
     bounds = np.flatnonzero(np.diff(sorted_lens)) + 1

@@ -28,6 +28,7 @@ from typing import Any
 import pandas as pd
 
 from indexbench.metrics import CONTRACT_COLUMNS, STRING_COLUMNS
+from tableformat.rows import MEASURED_ONLY
 
 # Extra columns the indexes and the driver are known to write (silences the warning).
 KNOWN_EXTRA_COLUMNS = frozenset({
@@ -35,7 +36,8 @@ KNOWN_EXTRA_COLUMNS = frozenset({
     "operation", "instant", "input_records", "table_records", "footers_read",
     "merge_files_read", "merge_bytes_read", "bucket_records_cov", "records_written",
     # simulator (modelled figures are the model_* family)
-    "run_mode", "keys_hashed", "bloom_mode", "rli_files_written",
+    "run_mode", "keys_hashed", "bloom_mode", "rli_files_written", "rli_bytes_written",
+    "sim_s", "storage",
     # bloom
     "range_footers_read", "check_footers_read", "true_positives",
     # multiple-rehash (rescale rows)
@@ -121,8 +123,46 @@ def check_columns(df: pd.DataFrame, source: str = "metrics", strict: bool = Fals
         warnings.warn(msg, UnknownColumnWarning, stacklevel=2)
 
 
+SIM_SUFFIX = " (sim)"  # series of simulated rows: "bloom (sim)", "bloom (sim) · <dir>"
+
+
+def is_sim(df: pd.DataFrame) -> pd.Series:
+    """Per row: simulated (``run_mode == "sim"``)? Real rows have it empty or "run"."""
+    if "run_mode" not in df.columns:
+        return pd.Series(False, index=df.index, dtype=bool)
+    return df["run_mode"].astype("string").str.strip().str.lower().eq("sim").fillna(False) \
+        .astype(bool)
+
+
+def series_labels(df: pd.DataFrame, run_label: str | None = None) -> pd.Series:
+    """``index``, `` (sim)`` for simulated rows, `` · run_label`` when several runs."""
+    labels = df["index"].astype(str).where(~is_sim(df), df["index"].astype(str) + SIM_SUFFIX)
+    return labels if run_label is None else labels + " · " + run_label
+
+
+def modelled_columns(df: pd.DataFrame) -> list[str]:
+    """Measured byte/second columns a simulated row leaves to ``model_<column>``."""
+    return [c for c in df.columns
+            if not str(c).startswith("model_")
+            and (c in MEASURED_ONLY or f"model_{c}" in df.columns)]
+
+
+def mask_modelled(df: pd.DataFrame) -> pd.DataFrame:
+    """Measured byte/second columns of simulated rows as empty (never a measured 0).
+
+    Older writers filled the work counters (``bytes_read``, ``index_disk_bytes``) of
+    simulated rows with 0; their figures are in the ``model_*`` columns.
+    """
+    sim = is_sim(df)
+    if sim.any():
+        for c in modelled_columns(df):
+            df[c] = pd.to_numeric(df[c], errors="coerce").astype(float).mask(sim)
+    return df
+
+
 def normalise(df: pd.DataFrame) -> pd.DataFrame:
-    """Numeric contract columns as floats, an ``operation`` column, a ``series`` label."""
+    """Numeric contract columns as floats, an ``operation`` column, a ``series`` label
+    (`` (sim)`` for simulated rows), measured columns of simulated rows empty."""
     df = df.copy()
     for c in df.columns:
         if c not in STRING_COLUMNS and c not in ("run", "series"):
@@ -136,7 +176,8 @@ def normalise(df: pd.DataFrame) -> pd.DataFrame:
         df["operation"] = "upsert"
     df["operation"] = df["operation"].fillna("upsert").astype(str)
     if "series" not in df.columns:
-        df["series"] = df["index"]
+        df["series"] = series_labels(df)
+    df = mask_modelled(df)
     if "table_records" not in df.columns or df["table_records"].isna().all():
         # Without the driver's count, the table holds every insert committed so far.
         df["table_records"] = df.sort_values("batch").groupby("series")["inserts"].cumsum()
@@ -225,18 +266,18 @@ def load(dirs: str | Path | Sequence[str | Path], strict: bool = False) -> RunDa
         check_columns(df, str(file), strict=strict)  # names renames, unlike read_metrics
         df = df.copy()
         df["run"] = label
-        df["series"] = (df["index"].astype(str) if len(paths) == 1
-                        else df["index"].astype(str) + " · " + label)
+        df["series"] = series_labels(df, None if len(paths) == 1 else label)
         run = read_run_json(path)
         runs[label] = run
         names = df["index"].astype(str).unique().tolist()
         described = dict(run.get("indexes") or {})
         defaults = default_index_params(n for n in names if n not in described)
         uris = table_uris(path, run, names)
-        for n in names:
-            series = n if len(paths) == 1 else f"{n} · {label}"
+        for series, n, sim in (df.assign(_sim=is_sim(df))[["series", "index", "_sim"]]
+                               .drop_duplicates().itertuples(index=False)):
+            n = str(n)
             params[series] = {**defaults.get(n, {}), **described.get(n, {})}
-            if n in uris:
+            if n in uris and not sim:  # a simulated run has no table to read
                 c = snapshot_bucket_counts(uris[n])
                 if c is not None:
                     counts[series] = c

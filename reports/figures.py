@@ -1,16 +1,22 @@
 """Figures from metrics DataFrames (the contract of DESIGN §6): one function per question.
 
 Every function takes the DataFrame ``indexbench.api.run/compare`` returns (or
-``reports.load(dirs).df``) and returns a matplotlib Figure, so notebooks, the report page
-and papers draw the same pictures. Indexes are drawn in their fixed colour
-(``reports.style.index_color``); any index name and any extra column is accepted.
+``reports.load(dirs).df``, or ``indexbench.sim.driver.simulate_compare``'s) and returns a
+matplotlib Figure, so notebooks, the report page and papers draw the same pictures.
+Indexes are drawn in their fixed colour (``reports.style.index_color``); any index name
+and any extra column is accepted.
+
+Simulated series (``run_mode == "sim"``) are labelled ``<index> (sim)`` and drawn dashed
+with hollow markers in the index's colour. Their byte and second figures are models
+(``model_<column>``): a figure of measured seconds or bytes draws them from the
+``model_*`` column and says "modelled" in its legend or title, never as measured.
 """
 
 from __future__ import annotations
 
 import math
 import textwrap
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -21,7 +27,7 @@ from matplotlib.patches import Patch
 from matplotlib.ticker import NullFormatter
 
 from reports import style
-from reports.data import default_index_params, normalise
+from reports.data import default_index_params, is_sim, normalise
 
 MIB = 1024 * 1024
 FP_UPPER_BOUND_Z = 3.0  # "rule of three": 95% upper bound on a rate after 0 of n events
@@ -48,13 +54,39 @@ def iter_series(df: pd.DataFrame) -> Iterator[tuple[str, str, pd.DataFrame]]:
         yield str(label), _index_of(g), g
 
 
+# Line styles of runs: real runs solid (then dotted), simulated runs always dashed.
+REAL_LINESTYLES: list[Any] = ["-", ":", (0, (1, 3)), (0, (4, 1, 1, 1))]
+SIM_LINESTYLES: list[Any] = ["--", (0, (7, 2)), (0, (2, 2)), (0, (9, 2, 3, 2))]
+
+
+def is_sim_series(g: pd.DataFrame) -> bool:
+    """Whether a series' rows are simulated (``run_mode == "sim"``)."""
+    return bool(len(g)) and bool(is_sim(g).all())
+
+
 def _line_style(df: pd.DataFrame, name: str, g: pd.DataFrame) -> dict[str, Any]:
-    """Colour and marker of the index; line style of the run (several runs on one page)."""
-    runs = list(pd.unique(df["run"])) if "run" in df.columns else []
+    """Colour and marker of the index; line style of the run: solid (dotted for further
+    real runs) when measured, dashed with hollow markers when simulated."""
+    sim = is_sim_series(g)
+    styles = SIM_LINESTYLES if sim else REAL_LINESTYLES
+    same_kind = df[is_sim(df) == sim] if len(df) else df
+    runs = list(pd.unique(same_kind["run"])) if "run" in df.columns else []
     run = g["run"].iloc[0] if "run" in g.columns else None
-    ls = style.LINESTYLES[runs.index(run) % len(style.LINESTYLES)] if run in runs else "-"
-    return {"color": style.index_color(name), "marker": style.index_marker(name), "ms": 4,
-            "ls": ls}
+    ls = styles[runs.index(run) % len(styles)] if run in runs else styles[0]
+    color = style.index_color(name)
+    kw: dict[str, Any] = {"color": color, "marker": style.index_marker(name), "ms": 4,
+                          "ls": ls}
+    if sim:
+        kw["markerfacecolor"] = "none"
+    return kw
+
+
+def measured_or_model(g: pd.DataFrame, col: str) -> tuple[pd.Series, bool]:
+    """(values, modelled?): ``col`` for a real series, ``model_<col>`` for a simulated one
+    (whose measured byte/second columns are empty)."""
+    if is_sim_series(g):
+        return _num(g, f"model_{col}"), True
+    return _num(g, col), False
 
 
 def _num(g: pd.DataFrame, col: str) -> pd.Series:
@@ -72,6 +104,22 @@ def _empty(fig: Figure, ax, text: str) -> Figure:
     ax.text(0.5, 0.5, text, ha="center", va="center", transform=ax.transAxes, fontsize=9)
     ax.set_axis_off()
     return fig
+
+
+def _log_label(x: float, _pos=None) -> str:
+    """A log axis' major tick as a plain number (1k, 10k, 0.1)."""
+    return _kilo(x) if x >= 1000 else f"{x:g}"
+
+
+def _log_minor_labels(axis) -> Callable[[float, Any], str]:
+    """Minor ticks of a log axis spanning under ~1.5 decades, labelled at 2, 3 and 5."""
+    def fmt(v: float, _pos=None) -> str:
+        lo, hi = sorted(axis.get_view_interval())
+        if v <= 0 or lo <= 0 or math.log10(hi / lo) > 1.5:
+            return ""
+        mantissa = round(v / 10 ** math.floor(math.log10(v) + 1e-9), 6)
+        return _log_label(v) if mantissa in (2, 3, 5) else ""
+    return fmt
 
 
 def _kilo(x: float, _pos=None) -> str:
@@ -143,6 +191,7 @@ def fp_rate_figure(df: pd.DataFrame,
     df = _frame(df)
     index_params = dict(index_params or {})
     blooms = []
+    by_label = {label: g for label, _name, g in iter_series(df)}
     for label, name, g in iter_series(df):
         params = index_params.get(label) or index_params.get(name)
         if params is None:
@@ -172,7 +221,10 @@ def fp_rate_figure(df: pd.DataFrame,
             n_hi = max(n_hi, hi)
             ns = np.unique(np.round(np.geomspace(n_lo, hi, 90)))
             curve = theoretical_fp_curve(params, ns)
+            sim = is_sim_series(by_label[label])
+            what = "simulated" if sim else "measured"
             ax_n.plot(ns, np.where(curve > 0, curve, np.nan), color=color, lw=1.5,
+                      ls="--" if sim else "-",
                       label=f"{label}: theory (m={f.bits_per_row:,} bits/row, "
                             f"k={f.hashes_per_row}, {f.type_code})", gid=f"theory:{label}")
             ax_n.axvline(ne, color=color, ls=":", lw=0.8)
@@ -183,11 +235,11 @@ def fp_rate_figure(df: pd.DataFrame,
             for ax, x in ((ax_n, "records_per_file"), (ax_t, "table_records")):
                 if len(meas):
                     ax.scatter(meas[x], meas["fp_rate"], color=color, marker=marker, s=28,
-                               zorder=3, label=f"{label}: measured")
+                               zorder=3, label=f"{label}: {what}")
                 if len(zero):
                     ax.scatter(zero[x], zero["upper_bound"], facecolors="none",
                                edgecolors=color, marker="v", s=30, zorder=3,
-                               label=f"{label}: 0 FP measured, 95% upper bound 3/negatives")
+                               label=f"{label}: 0 FP {what}, 95% upper bound 3/negatives")
             if len(pts):
                 ax_t.scatter(pts["table_records"], np.maximum(pts["theory"], low), marker="x",
                              color=color, s=24, clip_on=False,
@@ -221,20 +273,116 @@ def files_read_figure(df: pd.DataFrame) -> Figure:
     with style.paper():
         fig, axes = style.figure(1, 2, height=2.9)
         ax_f, ax_b = axes[0]
+        any_model = False
         for label, name, g in iter_series(df):
             x = _before(g, "table_records")
             kw = {**_line_style(df, name, g), "label": label}
             ax_f.plot(x, _num(g, "files_read").fillna(0), **kw)
-            ax_b.plot(x, _num(g, "bytes_read").fillna(0) / MIB, **kw)
+            read, modelled = measured_or_model(g, "bytes_read")
+            any_model |= modelled
+            ax_b.plot(x, read.fillna(0) / MIB,
+                      **{**kw, "label": f"{label}: modelled" if modelled else label})
         for ax in (ax_f, ax_b):
             ax.set_xlabel("table size before the batch (records)")
             ax.xaxis.set_major_formatter(_kilo)
             ax.set_ylim(bottom=0)
         ax_f.set_ylabel("data files read to tag the batch (files)")
         ax_b.set_ylabel("bytes read to tag the batch (MiB)")
-        ax_f.set_title("files read per batch")
-        ax_b.set_title("bytes read per batch")
-        ax_f.legend()
+        ax_f.set_title("files read per batch (counted)")
+        ax_b.set_title("bytes read per batch" + (" (sim: modelled)" if any_model else ""))
+        if len(ax_f.lines) > 4:  # many series (several runs): one legend below the panels
+            fig.legend(*ax_f.get_legend_handles_labels(), loc="outside lower center",
+                       ncols=3, fontsize=7)
+        else:
+            ax_f.legend()
+            if any_model:
+                ax_b.legend(fontsize=7)
+    return fig
+
+
+# ---- cost vs table size (RFC-29) ---------------------------------------------------------
+SCALE_ZERO_FILES = 0.5  # where 0 files read is drawn on the log axis
+
+
+def scale_points(g: pd.DataFrame) -> pd.DataFrame:
+    """Per upsert batch ≥ 1 of one series: table size before the batch, files read
+    (counted) and tag seconds (``model_tag_s`` when simulated, measured ``tag_s``)."""
+    tag, modelled = measured_or_model(g, "tag_s")
+    out = pd.DataFrame({"batch": _num(g, "batch"), "table_records": _before(g, "table_records"),
+                        "files_read": _num(g, "files_read"), "tag_s": tag,
+                        "modelled": modelled}, index=g.index)
+    return out[(out["batch"] >= 1) & (out["table_records"] > 0)]
+
+
+def has_scale(df: pd.DataFrame) -> bool:
+    """Whether some series has ≥ 2 upsert batches (≥ 1) of known table size and files
+    read: a cost-vs-table-size curve (``scale.png`` is drawn only then)."""
+    df = _frame(df)
+    return any(scale_points(g)["files_read"].notna().sum() >= 2
+               for _label, _name, g in iter_series(df))
+
+
+def scale_figure(df: pd.DataFrame) -> Figure | None:
+    """Cost vs table size (the RFC-29 curve): files read and tag seconds per upsert batch.
+
+    x: records in the table before the batch (log). Left: data files read to tag the
+    batch (counted in real and simulated runs; bloom grows with the table, bucket indexes
+    read none: 0 is drawn on the dotted floor line). Right: tag seconds, measured
+    (``tag_s``) for real series, modelled (``model_tag_s``) for simulated ones. Upsert
+    batches ≥ 1 only (the initial load tags nothing). None without such a curve.
+    """
+    df = _frame(df)
+    if not has_scale(df):
+        return None
+    series = [(label, name, g, scale_points(g)) for label, name, g in iter_series(df)]
+    series = [s for s in series if len(s[3])]
+    with style.paper():
+        fig, axes = style.figure(1, 2, height=3.1)
+        ax_f, ax_t = axes[0]
+        zeros, any_model, any_real = [], False, False
+        for label, name, g, pts in series:
+            kw = _line_style(df, name, g)
+            files = pts["files_read"]
+            ax_f.plot(pts["table_records"], files.where(files > 0, SCALE_ZERO_FILES),
+                      **kw, label=label, gid=f"files_read:{label}")
+            if (files.fillna(0) <= 0).any():
+                zeros.append(label)
+            tag = pts["tag_s"].where(pts["tag_s"] > 0)
+            modelled = bool(pts["modelled"].iloc[0])
+            any_model |= modelled
+            any_real |= not modelled
+            if tag.notna().any():
+                ax_t.plot(pts["table_records"], tag, **kw, gid=f"tag_s:{label}",
+                          label=f"{label}: {'modelled' if modelled else 'measured'}")
+        for ax in (ax_f, ax_t):
+            ax.set_xscale("log")
+            ax.set_yscale("log")
+            ax.set_xlabel("table size before the batch (records, log)")
+            for axis in (ax.xaxis, ax.yaxis):  # plain numbers (0.2, 5k), not 2×10⁻¹
+                axis.set_major_formatter(_log_label)
+                axis.set_minor_formatter(_log_minor_labels(axis))
+        top = max([SCALE_ZERO_FILES * 20]
+                  + [float(p["files_read"].max()) * 2 for *_x, p in series
+                     if p["files_read"].notna().any()])
+        ax_f.set_ylim(SCALE_ZERO_FILES * 0.3, top)
+        ax_f.axhline(SCALE_ZERO_FILES, color="grey", lw=0.6, ls=":")
+        if zeros:
+            ax_f.text(0.99, SCALE_ZERO_FILES * 0.9, "0 files read (drawn on the dotted line)",
+                      fontsize=6.5, va="top", ha="right", color="grey",
+                      transform=ax_f.get_yaxis_transform())
+        ax_f.set_ylabel("files read to tag the batch")
+        ax_f.set_title("files read per upsert batch (counted)", fontsize=9)
+        kinds = " / ".join(k for k, on in (("measured (real)", any_real),
+                                           ("modelled (sim)", any_model)) if on)
+        ax_t.set_ylabel("tag seconds per batch (s)")
+        ax_t.set_title(f"tag seconds: {kinds}", fontsize=9)
+        if not ax_t.lines:
+            ax_t.text(0.5, 0.5, "no tag seconds in these runs", transform=ax_t.transAxes,
+                      ha="center", fontsize=8, color="grey")
+        fig.legend(*ax_f.get_legend_handles_labels(), loc="outside lower center",
+                   ncols=min(4, len(series)), fontsize=7)
+        fig.suptitle("cost vs table size (upsert batches ≥ 1"
+                     + ("; dashed = simulated" if any_model else "") + ")", fontsize=9)
     return fig
 
 
@@ -257,28 +405,38 @@ def latency_figure(df: pd.DataFrame) -> Figure:
     with style.paper():
         fig, axes = style.figure(nrows, ncols, height=2.6, sharey=True)
         flat = axes.ravel()
+        any_model = False
         for ax, (label, name, g) in zip(flat, series, strict=False):
             color = style.index_color(name)
-            parts = {c: _num(g, c).fillna(0).to_numpy() for c, *_ in PHASES[:3]}
-            total = _num(g, "total_s").to_numpy()
+            parts = {c: measured_or_model(g, c)[0].fillna(0).to_numpy()
+                     for c, *_ in PHASES[:3]}
+            total, modelled = measured_or_model(g, "total_s")
+            any_model |= modelled
             known = sum(parts.values())
-            parts["other_s"] = np.clip(np.nan_to_num(total - known, nan=0.0), 0, None)
+            parts["other_s"] = np.clip(np.nan_to_num(total.to_numpy() - known, nan=0.0), 0,
+                                       None)
             x = np.arange(len(g))
             bottom = np.zeros(len(g))
             for col, _name, alpha, hatch in PHASES:
                 ax.bar(x, parts[col], bottom=bottom, color=color, alpha=alpha, hatch=hatch,
-                       edgecolor=color, linewidth=0.5, width=0.75)
+                       edgecolor=color, linewidth=0.8 if modelled else 0.5, width=0.75,
+                       linestyle="--" if modelled else "-")
                 bottom += parts[col]
             ax.set_xticks(x, [str(int(b)) for b in g["batch"]])
             ax.set_xlabel("batch (0 = initial load)")
-            ax.set_title(label, color=color)
+            ax.set_title(f"{label}\nmodelled seconds (model_*)" if modelled
+                         else f"{label}\nmeasured seconds", color=color, fontsize=8.5)
         for ax in flat[len(series):]:
             ax.set_axis_off()
         for ax in axes[:, 0]:
             ax.set_ylabel("seconds per batch (s)")
         handles = [Patch(facecolor="grey", alpha=a, hatch=h, edgecolor="grey", label=n)
                    for _c, n, a, h in PHASES]
-        fig.legend(handles=handles, loc="outside upper center", ncols=4, fontsize=7.5)
+        if any_model:
+            handles.append(Patch(facecolor="none", edgecolor="grey", linestyle="--",
+                                 label="(sim): modelled seconds, not measured"))
+        fig.legend(handles=handles, loc="outside upper center", ncols=len(handles),
+                   fontsize=7)
     return fig
 
 
@@ -366,13 +524,16 @@ def index_bytes_figure(df: pd.DataFrame) -> Figure:
         for ax, col in zip(axes[0], zero, strict=True):
             for label, name, g in iter_series(df):
                 keys = _num(g, "table_records")
-                y = _num(g, col)
+                # memory is counted in both; disk bytes of a simulated run are modelled
+                y, modelled = measured_or_model(g, col) if col == "index_disk_bytes" \
+                    else (_num(g, col), False)
                 ok = (y > 0) & (keys > 0)
                 if not ok.any():
                     zero[col].append(label)
                     continue
                 ax.plot(keys[ok], y[ok] / MIB, **_line_style(df, name, g),
-                        label=f"{label} ({y[ok].iloc[-1] / keys[ok].iloc[-1]:.1f} B/key)")
+                        label=f"{label}{': modelled' if modelled else ''} "
+                              f"({y[ok].iloc[-1] / keys[ok].iloc[-1]:.1f} B/key)")
             ax.set_xlabel("keys in the table (records)")
             if ax.lines:
                 ys = np.concatenate([ln.get_ydata() for ln in ax.lines])
@@ -394,7 +555,8 @@ def index_bytes_figure(df: pd.DataFrame) -> Figure:
         axes[0][0].set_ylabel("index memory (MiB)")
         axes[0][0].set_title("memory (caches)")
         axes[0][1].set_ylabel("index on disk (MiB)")
-        axes[0][1].set_title("disk (bloom footers, RLI)")
+        axes[0][1].set_title("disk (bloom footers, RLI)"
+                             + ("; sim: modelled" if is_sim(df).any() else ""))
     return fig
 
 
@@ -421,7 +583,8 @@ def rescale_figure(df: pd.DataFrame) -> Figure | None:
     mode = rs["mode"].astype(str) if "mode" in rs.columns else pd.Series("rescale", rs.index)
     rs["_mode"] = mode.fillna("rescale")
     metrics = [(c, lab, s) for c, lab, s in RESCALE_METRICS
-               if c in rs.columns and _num(rs, c).notna().any()]
+               if any(measured_or_model(g, c)[0].notna().any()
+                      for _k, g in rs.groupby(["series", "_mode"], sort=False))]
     if not metrics:
         metrics = [("total_s", "time (s)", 1.0)]
     groups = list(rs.groupby(["series", "_mode"], sort=False))
@@ -433,13 +596,14 @@ def rescale_figure(df: pd.DataFrame) -> Figure | None:
         for ax, (col, ylab, scale) in zip(flat, metrics, strict=False):
             for i, ((_label, mode_), g) in enumerate(groups):
                 name = _index_of(g)
-                vals = _num(g, col) / scale
+                vals = measured_or_model(g, col)[0] / scale
                 ax.bar(i, vals.median(), color=style.index_color(name),
                        hatch=MODE_HATCH.get(mode_, ".."), edgecolor="black", linewidth=0.5)
                 if len(vals) > 1:
                     ax.scatter([i] * len(vals), vals, color="black", s=6, zorder=3)
-            ax.set_xticks(range(len(groups)), [m for (_lab, m), _ in groups], fontsize=7,
-                          rotation=30, ha="right")
+            ax.set_xticks(range(len(groups)),
+                          [f"{m} (sim, modelled)" if is_sim_series(g) else m
+                           for (_lab, m), g in groups], fontsize=7, rotation=30, ha="right")
             ax.set_ylabel(ylab)
             ax.set_title(ylab.split(" (")[0])
         for ax in flat[len(metrics):]:

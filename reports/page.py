@@ -19,7 +19,7 @@ import pandas as pd
 
 from reports import figures as F
 from reports import style
-from reports.data import RunData, load
+from reports.data import RunData, is_sim, load
 
 
 @dataclass(frozen=True)
@@ -41,10 +41,19 @@ FIGURES: list[FigureSpec] = [
                lambda r: F.fp_rate_figure(r.df, r.index_params)),
     FigureSpec("files_read.png", "Files and bytes read to tag",
                "Data files and bytes each index read to tag a batch, against the table "
-               "size before the batch.", lambda r: F.files_read_figure(r.df)),
+               "size before the batch. Simulated series are dashed; their bytes are "
+               "modelled (model_bytes_read).", lambda r: F.files_read_figure(r.df)),
+    FigureSpec("scale.png", "Cost vs table size",
+               "Files read (counted) and tag seconds per upsert batch (≥ 1) against the "
+               "table size before the batch, both log scale: bloom's files read grow with "
+               "the table, bucket indexes read none (drawn on the dotted 0 line). Tag "
+               "seconds are measured (tag_s) for real runs and modelled (model_tag_s) for "
+               "simulated ones, drawn dashed. Drawn only when a series has at least two "
+               "such batches.", lambda r: F.scale_figure(r.df)),
     FigureSpec("latency.png", "Latency per batch",
                "Seconds per batch split into tag, write and commit; 'other' is the rest of "
-               "total_s (batch generation, validation, planning).",
+               "total_s (batch generation, validation, planning). Simulated series "
+               "(dashed edges) show modelled seconds (model_*), not measurements.",
                lambda r: F.latency_figure(r.df)),
     FigureSpec("bucket_sizes.png", "Bucket size distribution",
                "Records per bucket file group of each bucket index's latest snapshot, "
@@ -65,7 +74,13 @@ ADDITIVE = {"records", "inserts", "updates", "tag_s", "write_s", "commit_s", "to
             "candidate_files", "files_read", "bytes_read", "bloom_checks", "bloom_positives",
             "false_positives", "files_written", "bytes_written", "records_rewritten"}
 NOT_METRICS = {"batch", "run_id", "index", "workload", "operation", "instant", "mode", "run",
-               "series"}
+               "series", "run_mode"}
+# Modelled figures of simulated series shown in the comparison table (model_<column>).
+MODEL_SUMMARY = ("tag_s", "write_s", "total_s", "bytes_read")
+
+
+def _additive(col: str) -> bool:
+    return col in ADDITIVE or col.removeprefix("model_") in ADDITIVE
 
 
 def write_figures(run: RunData, out: str | Path) -> list[tuple[FigureSpec, Path]]:
@@ -106,15 +121,21 @@ def _table(df: pd.DataFrame, index_name: str = "") -> str:
 
 
 def index_summary(g: pd.DataFrame) -> pd.DataFrame:
-    """One index's metrics: median per upsert batch (≥ 1), total over the run, last batch."""
+    """One index's metrics: median per upsert batch (≥ 1), total over the run, last batch.
+
+    A simulated series' measured seconds/bytes are empty (not shown); its ``model_*``
+    rows hold the modelled figures.
+    """
     up = g[g["operation"] == "upsert"].sort_values("batch")
+    if not len(up):
+        return pd.DataFrame(columns=["median per batch (≥1)", "total", "last batch"])
     later = up[up["batch"] >= 1] if (up["batch"] >= 1).any() else up
     cols = [c for c in up.columns if c not in NOT_METRICS
             and pd.api.types.is_numeric_dtype(up[c]) and up[c].notna().any()]
     rows = {}
     for c in cols:
         rows[c] = {"median per batch (≥1)": later[c].median(),
-                   "total": up[c].sum() if c in ADDITIVE else float("nan"),
+                   "total": up[c].sum() if _additive(c) else float("nan"),
                    "last batch": up[c].iloc[-1] if len(up) else float("nan")}
     return pd.DataFrame.from_dict(rows, orient="index")
 
@@ -125,7 +146,15 @@ def comparison(df: pd.DataFrame) -> pd.DataFrame:
 
     up = df[df["operation"] == "upsert"].copy()
     up["index"] = up["series"]
-    return summary(up).T
+    table = summary(up)
+    if is_sim(up).any():  # the modelled figures of simulated series, beside the measured
+        later = up[up["batch"] >= 1] if (up["batch"] >= 1).any() else up
+        for c in MODEL_SUMMARY:
+            col = f"model_{c}"
+            if col in up.columns and col not in table.columns:
+                table[col] = pd.to_numeric(later[col], errors="coerce").groupby(
+                    later["index"], sort=False).median()
+    return table.T
 
 
 CSS = """
@@ -155,13 +184,25 @@ def _run_info(run: RunData) -> str:
                 if k not in ("index",))
             for n, p in (info.get("indexes") or {}).items())
         env = info.get("versions") or {}
+        where = (f"simulated (no Spark), storage model "
+                 f"{html.escape(str(info.get('storage', '?')))}"
+                 if info.get("mode") == "sim" or info.get("command") == "sim" else
+                 f"master {html.escape(str(info.get('master', '?')))}")
         parts.append(
             f"<li><b>{html.escape(label)}</b> — run {html.escape(str(info.get('run_id', '?')))}"
-            f", {html.escape(sizes)}, master {html.escape(str(info.get('master', '?')))}, "
+            f", {html.escape(sizes)}, {where}, "
             f"git {html.escape(str(info.get('git_commit') or '?')[:10])}, "
             f"pyspark {html.escape(str(env.get('pyspark', '?')))}"
             f"<br><span class=muted>{params}</span></li>")
     return "<ul>" + "".join(parts) + "</ul>" if parts else ""
+
+
+def _swatch(index: str, sim: bool) -> str:
+    """The index's colour; hollow with a dashed border for a simulated series."""
+    color = style.index_color(index)
+    css = (f"border:2px dashed {color};box-sizing:border-box" if sim
+           else f"background:{color}")
+    return f"<span class=swatch style='{css}'></span>"
 
 
 def render_html(run: RunData, written: Sequence[tuple[FigureSpec, Path]], out: Path,
@@ -170,14 +211,17 @@ def render_html(run: RunData, written: Sequence[tuple[FigureSpec, Path]], out: P
     df = run.df
     series = list(pd.unique(df["series"]))
     names = {s: str(df.loc[df["series"] == s, "index"].iloc[0]) for s in series}
-    legend = " ".join(
-        f"<span><span class=swatch style='background:{style.index_color(names[s])}'></span>"
-        f"{html.escape(s)}</span>" for s in series)
+    sims = {s for s in series if is_sim(df[df["series"] == s]).all()}
+    legend = " ".join(f"<span>{_swatch(names[s], s in sims)}{html.escape(s)}</span>"
+                      for s in series)
     body = [f"<h1>indexbench report</h1><p class=muted>generated "
             f"{datetime.now(UTC):%Y-%m-%d %H:%M UTC} from "
             f"{html.escape(', '.join(run.sources))}</p>", _run_info(run),
             f"<p>{legend}</p>", "<h2>Comparison</h2>",
-            "<p class=muted>median per upsert batch after the initial load (batch ≥ 1)</p>",
+            "<p class=muted>median per upsert batch after the initial load (batch ≥ 1)"
+            + ("; series marked (sim) are simulated: their seconds and bytes are the "
+               "modelled model_* rows, their measured rows stay empty (—)" if sims else "")
+            + "</p>",
             _table(comparison(df), "metric")]
     body.append("<h2>Figures</h2>")
     for spec, path in written:
@@ -189,8 +233,8 @@ def render_html(run: RunData, written: Sequence[tuple[FigureSpec, Path]], out: P
     body.append("<h2>Summary per index</h2>")
     for s in series:
         g = df[df["series"] == s]
-        body.append(f"<h3 id='index-{html.escape(s)}'><span class=swatch style='background:"
-                    f"{style.index_color(names[s])}'></span>{html.escape(s)}</h3>")
+        body.append(f"<h3 id='index-{html.escape(s)}'>{_swatch(names[s], s in sims)}"
+                    f"{html.escape(s)}</h3>")
         body.append(_table(index_summary(g), "metric"))
     if asv_charts:
         body.append("<h2>asv: tracked benchmarks over commits</h2>")

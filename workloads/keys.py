@@ -92,11 +92,16 @@ def masked_strings(mat: np.ndarray, mask: np.ndarray) -> pa.Array:
     )
 
 
+# byte -> its two lowercase hex digits, as one uint16 (memory order = text order)
+_HEX_PAIRS = np.ascontiguousarray(
+    np.stack([_HEX[np.arange(256) >> 4], _HEX[np.arange(256) & 15]], axis=1)).view(np.uint16)[:, 0]
+
+
 def _hex_matrix(h: np.ndarray, digits: int = 16) -> np.ndarray:
     """(n, digits) uint8 ASCII hex of the low `digits` nibbles of uint64 h, big-endian."""
-    shifts = np.arange(digits - 1, -1, -1, dtype=np.uint64) * np.uint64(4)
-    nib = (np.asarray(h, dtype=np.uint64)[:, None] >> shifts) & np.uint64(15)
-    return _HEX[nib.astype(np.intp)]
+    be = np.ascontiguousarray(np.asarray(h, dtype=np.uint64).astype(">u8")).view(np.uint8)
+    mat = _HEX_PAIRS[be.reshape(-1, 8)].view(np.uint8)  # one table lookup per byte
+    return mat[:, 16 - digits:]
 
 
 def _decimal_matrix(v: np.ndarray, width: int) -> np.ndarray:

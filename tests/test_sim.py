@@ -1,0 +1,126 @@
+"""The simulator: runs without pyspark, layers point one way, modelled bloom false
+positives agree with exact filters, chunking does not change a result."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import indexes
+from indexbench import metrics as m
+from indexbench.sim.driver import simulate, simulate_compare
+
+ROOT = Path(__file__).resolve().parents[1]
+BLOCKED = "import sys; sys.modules['pyspark'] = None\n"
+# bottom → top: a package may import only from packages listed before it
+LAYERS = ["tableformat", "indexes", "workloads", "reports", "indexbench"]
+SIM_SIZES = {"initial_records": 6000, "batches": 3, "batch_size": 1500}
+
+
+def _run(code: str, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", BLOCKED + code, *args], cwd=ROOT,
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_cores_reports_and_sim_import_without_pyspark():
+    code = (
+        "import indexes, reports, indexbench.sim.driver, indexbench.api, indexbench.cli\n"
+        "for n in indexes.names():\n"
+        "    i = indexes.get(n)\n"
+        "    i.simulator.__call__  # the adapter loads on use\n"
+        "import indexes.bloom.core, indexes.simple_bucket.core, indexes.multiple_rehash.core\n"
+        "import indexes.dynamic_rli.core, indexes.bloom.sim, indexes.simple_bucket.sim\n"
+        "import indexes.multiple_rehash.sim, indexes.dynamic_rli.sim\n"
+        "print('ok')\n")
+    r = _run(code)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "ok"
+
+
+def test_indexbench_sim_command_runs_without_pyspark(tmp_path):
+    out = tmp_path / "sim"
+    r = _run("from indexbench.cli import main; sys.exit(main(sys.argv[1:]))", "sim",
+             "--workload", "zipf-skewed", "--initial-records", "3000", "--batches", "2",
+             "--batch-size", "1000", "--out", str(out), "--storage", "s3")
+    assert r.returncode == 0, r.stdout + r.stderr
+    df = m.read_metrics(out)
+    assert sorted(df["index"].unique()) == sorted(indexes.names())
+    assert (df["run_mode"] == "sim").all() and (df["storage"] == "s3").all()
+    # measured columns stay empty in a simulated run; the model fills model_*
+    assert df["tag_s"].isna().all() and df["bytes_written"].isna().all()
+    assert (df["model_tag_s"] > 0).all() and (df["model_bytes_written"] > 0).all()
+    assert (out / "report" / "index.html").exists()
+
+
+def _imports(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text())
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out |= {a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            out.add(node.module.split(".")[0])
+    return out
+
+
+@pytest.mark.parametrize("package", LAYERS)
+def test_layers_point_one_way(package):
+    above = set(LAYERS[LAYERS.index(package) + 1:])
+    for path in (ROOT / package).rglob("*.py"):
+        bad = _imports(path) & above
+        assert not bad, f"{path.relative_to(ROOT)} imports {bad} from a layer above it"
+
+
+def test_no_core_or_definition_imports_pyspark():
+    for path in (ROOT / "indexes").rglob("*.py"):
+        if path.name in ("spark.py", "counters.py"):
+            continue
+        assert "pyspark" not in _imports(path), f"{path.relative_to(ROOT)} imports pyspark"
+    for path in list((ROOT / "tableformat").rglob("*.py")) + list(
+            (ROOT / "indexbench" / "sim").rglob("*.py")):
+        assert "pyspark" not in _imports(path), f"{path.relative_to(ROOT)} imports pyspark"
+
+
+def test_modelled_false_positives_agree_with_exact_filters():
+    """Above the exact threshold false positives are drawn at each filter's theoretical
+    rate: on a mid-size case with thousands of them, within 10% of real filters."""
+    params = {"hoodie.index.bloom.num_entries": 2000, "hoodie.index.bloom.fpp": 0.001,
+              "hoodie.bloom.index.filter.dynamic.max.entries": 4000,
+              "hoodie.copyonwrite.insert.split.size": 10000}
+    sizes = {"initial_records": 60000, "batches": 4, "batch_size": 10000}
+    exact = simulate("bloom", "uniform", params=params, write=False, **sizes)
+    model = simulate("bloom", "uniform", params=params, write=False, exact_bloom_keys=0,
+                     **sizes)
+    assert (exact["bloom_mode"] == "exact").all() and (model["bloom_mode"] == "modelled").all()
+    fp_exact, fp_model = exact["false_positives"].sum(), model["false_positives"].sum()
+    assert fp_exact > 1000
+    assert abs(fp_model - fp_exact) / fp_exact < 0.10
+    # pruning, candidates and true matches are exact in both modes
+    for col in ("bloom_checks", "candidate_files", "updates", "file_groups"):
+        assert exact[col].tolist() == model[col].tolist()
+
+
+def test_chunking_does_not_change_the_result():
+    a = simulate_compare(None, "partition-skewed", write=False, parallelism=2, **SIM_SIZES)
+    b = simulate_compare(None, "partition-skewed", write=False, parallelism=2, chunk_rows=700,
+                         **SIM_SIZES)
+    cols = ["index", "batch", "records", "inserts", "updates", "file_groups", "files_read",
+            "bloom_checks", "false_positives", "buckets", "bucket_records_max",
+            "index_mem_bytes", "model_tag_s"]
+    pd.testing.assert_frame_equal(a[cols], b[cols])
+
+
+def test_sim_rows_follow_the_contract(tmp_path):
+    simulate_compare(None, "uniform", out=str(tmp_path), parallelism=2, **SIM_SIZES)
+    df = m.read_metrics(tmp_path)
+    assert len(df) == len(indexes.names()) * (SIM_SIZES["batches"] + 1)
+    assert not (set(df.columns) & {c.removeprefix("model_") for c in df.columns
+                                   if c.startswith("model_")} - set(m.CONTRACT_COLUMNS)
+                - {"records_written", "merge_files_read"})
+    bucket = df[df["index"] == "simple-bucket"]
+    assert (bucket["files_read"] == 0).all() and (bucket["bloom_checks"] == 0).all()
