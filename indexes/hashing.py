@@ -445,28 +445,4 @@ def spark_murmur3_hash(values: Any, seed: int | np.ndarray = SPARK_HASH_SEED) ->
         return out.view(np.int32)  # all null: every row is its seed
     for idx, mat in _width_groups(offsets, data, rows):
         out[idx] = spark_murmur3_fixed(mat, out[idx] if per_row_seed else seed).view(np.uint32)
-    return out.view(np.int32)  # all null: every row is its seed
-    order = rows[np.argsort(lens[rows], kind="stable")]
-    sorted_lens = lens[order]
-    bounds = np.flatnonzero(np.diff(sorted_lens)) + 1
-    starts = np.concatenate(([0], bounds))
-    ends = np.concatenate((bounds, [len(order)]))
-    # A (len(data)-width+1, width) strided view: fancy-indexing it by row start gathers each
-    # row's bytes without building a per-byte index matrix.
-    for s, e in zip(starts.tolist(), ends.tolist(), strict=True):
-        width = int(sorted_lens[s])
-        idx_all = order[s:e]
-        if width == 0:
-            out[idx_all] = spark_murmur3_fixed(
-                np.empty((e - s, 0), np.uint8), out[idx_all] if per_row_seed else seed
-            ).view(np.uint32)
-            continue
-        windows = np.lib.stride_tricks.sliding_window_view(data, width)
-        step = max(1, _M3_GATHER_BYTES // width)
-        for a in range(0, e - s, step):
-            idx = idx_all[a : a + step]
-            mat = windows[offsets[idx]]
-            out[idx] = spark_murmur3_fixed(mat, out[idx] if per_row_seed else seed).view(
-                np.uint32
-            )
     return out.view(np.int32)
