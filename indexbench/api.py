@@ -18,9 +18,9 @@ import pandas as pd
 
 import indexes
 import workloads
-from indexbench import metrics as m
-from indexbench.metrics import summary
+from tableformat import metrics as m
 from tableformat.errors import IndexBenchError, TableConfigError
+from tableformat.metrics import summary
 
 Progress = Callable[[dict[str, Any]], None]
 

@@ -129,7 +129,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 def cmd_sim(args: argparse.Namespace) -> int:
     import indexes
     from indexbench import api
-    from indexbench.metrics import new_run_id
+    from tableformat.metrics import new_run_id
 
     names = [n.strip() for n in (args.indexes or args.index or ",".join(indexes.names()))
              .split(",")]

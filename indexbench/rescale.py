@@ -43,7 +43,7 @@ def write_rescale_metrics(out: str, row: dict[str, Any], table_uri: str) -> None
 
     import pandas as pd
 
-    from indexbench import metrics as m
+    from tableformat import metrics as m
 
     p = Path(out) / "metrics.parquet"
     rows = pd.read_parquet(p).to_dict("records") if p.exists() else []

@@ -3,7 +3,7 @@
 What "unknown column" means (the contract, DESIGN §6, lets runs *add* columns but never
 rename one):
 
-* a missing contract column is an error (as in ``indexbench.metrics.read_metrics``);
+* a missing contract column is an error (as in ``tableformat.metrics.read_metrics``);
 * a column whose name is not snake_case, or that differs from a contract column only in
   case or separators (``FP_rate``, ``tag-s``), is an error: it is a rename or a foreign
   file, and a figure drawn from it would silently be wrong;
@@ -27,7 +27,7 @@ from typing import Any
 
 import pandas as pd
 
-from indexbench.metrics import CONTRACT_COLUMNS, STRING_COLUMNS
+from tableformat.metrics import CONTRACT_COLUMNS, STRING_COLUMNS
 from tableformat.rows import MEASURED_ONLY
 
 # Extra columns the indexes and the driver are known to write (silences the warning).

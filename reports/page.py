@@ -142,7 +142,7 @@ def index_summary(g: pd.DataFrame) -> pd.DataFrame:
 
 def comparison(df: pd.DataFrame) -> pd.DataFrame:
     """``indexbench.api.summary`` per series (the table the CLI prints), metrics as rows."""
-    from indexbench.metrics import summary
+    from tableformat.metrics import summary
 
     up = df[df["operation"] == "upsert"].copy()
     up["index"] = up["series"]

@@ -12,11 +12,11 @@ import pytest
 from matplotlib.colors import to_hex
 
 import reports
-from indexbench import metrics as m
 from indexbench.cli import main
 from indexbench.sim.driver import simulate_compare
 from reports import figures as F
 from reports.page import comparison, index_summary
+from tableformat import metrics as m
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 SIZES = {"batches": 3, "batch_size": 2000}

@@ -12,8 +12,8 @@ import pandas as pd
 import pytest
 
 import indexes
-from indexbench import metrics as m
 from indexbench.sim.driver import simulate, simulate_compare
+from tableformat import metrics as m
 
 ROOT = Path(__file__).resolve().parents[1]
 BLOCKED = "import sys; sys.modules['pyspark'] = None\n"

@@ -21,9 +21,9 @@ import pyarrow as pa
 
 import indexes
 import workloads
-from indexbench import metrics as m
 from indexbench.sim import cost
 from indexes.simulation import SimBatch, SimChunk
+from tableformat import metrics as m
 from tableformat.model import ModelTable
 from tableformat.rows import WriteTotals, as_modelled, upsert_row
 from workloads import generator as G
