@@ -16,7 +16,7 @@ from typing import Any
 # Columns that hold measured bytes or seconds in a real run; a model fills them in sim.
 MEASURED_ONLY = ("bytes_read", "bytes_written", "merge_bytes_read", "tag_s", "write_s",
                  "commit_s", "total_s", "shuffle_bytes", "shuffle_read_bytes",
-                 "index_disk_bytes", "rli_bytes_read", "bootstrap_s")
+                 "index_disk_bytes", "rli_bytes_read", "rli_bytes_written", "bootstrap_s")
 
 
 @dataclass(frozen=True)

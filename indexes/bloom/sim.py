@@ -111,7 +111,7 @@ class BloomSim(SimAdapter):
             self.touched.add(p)
             sel = chunk.part == pi
             ords, codes, new = chunk.ordinals[sel], codes_all[sel], chunk.is_new[sel]
-            self.new.setdefault(p, []).append((codes[new], ords[new]))
+            self.new.setdefault(p, []).append((codes[new], ords[new] if self.exact else None))
             pf = self.files.get(p)
             if pf is None or not pf.file_ids:
                 continue
@@ -199,13 +199,17 @@ class BloomSim(SimAdapter):
                 self.counts["bytes_read"] += float(pf.nkeys[read].sum()) * key_bytes
                 for f in np.flatnonzero(true):
                     out.add(p, pf.file_ids[f], None, 0, true[f])
-            codes = np.concatenate([c for c, _ in self.new.get(p, [])] or [np.empty(0, np.uint64)])
+            parts = self.new.pop(p, [])
+            codes = np.concatenate([c for c, _ in parts] or [np.empty(0, np.uint64)])
             if len(codes):
-                order = np.argsort(codes, kind="stable")
                 ords = None
-                if self.exact:
-                    ords = np.concatenate([o for _, o in self.new[p]])[order]
-                made = pf.add_files(self.batch.inserts_before, codes[order], ords, split,
+                if self.exact:  # the files' keys are kept to build their real filters
+                    order = np.argsort(codes, kind="stable")
+                    codes, ords = codes[order], np.concatenate([o for _, o in parts])[order]
+                else:
+                    codes.sort()  # in place: a billion-key load holds only its codes
+                del parts
+                made = pf.add_files(self.batch.inserts_before, codes, ords, split,
                                     self.batch.instant, p)
                 for fid, k in made:
                     out.add(p, fid, None, k, 0)

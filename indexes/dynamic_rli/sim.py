@@ -2,20 +2,22 @@
 
 Keys are hashed with Spark's own ``hash()`` (Murmur3, seed 42) re-implemented bit for
 bit in numpy, or Java's ``String.hashCode`` — the index's ``hash_function`` — so the
-caches hold exactly the hashes the Spark run holds. The RLI is kept in memory as the
+caches hold exactly the hashes the Spark run holds. The RLI is the
 (hash, bucket) entries each commit appended per partition (one "file" per commit and
-partition, one more for colliding keys, as the Spark adapter writes them), which is
-what a lazy bootstrap reads back; its bytes are modelled.
+partition, one more for colliding keys, as the Spark adapter writes them), spilled to
+local files as an RLI is, and read back by a lazy bootstrap; its bytes are modelled.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import tempfile
 
 import numpy as np
 
 from indexes.dynamic_rli import ASSIGNERS_KEY, rli
-from indexes.dynamic_rli.core import bucket_file_sizes, member
+from indexes.dynamic_rli.core import bucket_file_sizes
 from indexes.hashing import java_string_hash, spark_murmur3_hash
 from indexes.simple_bucket.core import existing_bucket_files, new_bucket_file_id
 from indexes.simulation import GroupWrites, SimAdapter, SimBatch, SimChunk, SimOptions
@@ -29,7 +31,9 @@ class DynamicRliSim(SimAdapter):
     def __init__(self, index, model, options: SimOptions | None = None):
         super().__init__(index, model, options)
         self.core = index.core
-        self.rli: dict[str, list[tuple[np.ndarray, np.ndarray]]] = {}
+        self.rli: dict[str, list[str]] = {}  # partition -> committed RLI files
+        self.spill: tempfile.TemporaryDirectory | None = None
+        self.entries: dict[str, int] = {}  # RLI file -> entries
 
     def hashes(self, ordinals: np.ndarray) -> np.ndarray:
         keys = self.batch.keys.record_keys(ordinals)
@@ -38,10 +42,20 @@ class DynamicRliSim(SimAdapter):
         return java_string_hash(keys)
 
     def _load(self, partition: str):
-        files = self.rli.get(partition, [])
-        h = np.concatenate([f[0] for f in files] or [np.empty(0, np.int32)])
-        b = np.concatenate([f[1] for f in files] or [np.empty(0, np.int16)])
+        """Bootstrap loader: the partition's committed RLI "files", read back."""
+        files = [np.load(f) for f in self.rli.get(partition, [])]
+        h = np.concatenate([f["h"] for f in files] or [np.empty(0, np.int32)])
+        b = np.concatenate([f["b"] for f in files] or [np.empty(0, np.int16)])
         return h, b, len(files), len(h) * RLI_ENTRY_BYTES
+
+    def _write_rli(self, partition: str, hashes: np.ndarray, buckets: np.ndarray) -> str:
+        """Spill one RLI "file" (an RLI is files: the model keeps it on disk, not in RAM)."""
+        if self.spill is None:
+            self.spill = tempfile.TemporaryDirectory(prefix="indexbench-sim-rli-")
+        path = os.path.join(self.spill.name, f"{len(os.listdir(self.spill.name))}.npz")
+        np.savez(path, h=hashes.astype(np.int32), b=buckets.astype(np.int16))
+        self.entries[path] = len(hashes)
+        return path
 
     def begin(self, batch: SimBatch) -> None:
         super().begin(batch)
@@ -49,55 +63,74 @@ class DynamicRliSim(SimAdapter):
         snap = self.model.snapshot
         self.core.resolve_assigners(self.index.recorded_assigners(snap),
                                     self.options.parallelism)
-        self.parts: dict[str, list[tuple[np.ndarray, np.ndarray]]] = {}
+        self.parts: dict[str, list[tuple[np.ndarray, np.ndarray | None]]] = {}
 
     def add(self, chunk: SimChunk) -> None:
         h = self.hashes(chunk.ordinals)
         self.counts["keys_hashed"] += len(h)
         for pi in np.unique(chunk.part):
             sel = chunk.part == pi
-            self.parts.setdefault(self.batch.partitions[pi], []).append((h[sel],
-                                                                        chunk.is_new[sel]))
+            new = chunk.is_new[sel]
+            self.parts.setdefault(self.batch.partitions[pi], []).append(
+                (h[sel], None if new.all() else new))  # None: all new (a bulk load)
+
+    def _group(self, p: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Sorted unique hashes of the partition's records, with new / existing record
+        counts per hash (no per-record array survives: a bulk load sorts in place)."""
+        parts = self.parts.pop(p)
+        h = np.concatenate([x[0] for x in parts])
+        if all(x[1] is None for x in parts):
+            h.sort()
+            order_new = None
+        else:
+            is_new = np.concatenate([np.ones(len(x[0]), bool) if x[1] is None else x[1]
+                                     for x in parts])
+            order = np.argsort(h, kind="stable")
+            h, order_new = h[order], is_new[order]
+        del parts
+        start = np.flatnonzero(np.concatenate(([True], h[1:] != h[:-1])))
+        uniq = h[start]
+        n_all = np.diff(np.append(start, len(h)))
+        n_new = n_all if order_new is None or not len(h) else \
+            np.add.reduceat(order_new.astype(np.int64), start)
+        return uniq, n_new, n_all - n_new
 
     def finish(self) -> GroupWrites:
         snap, instant = self.model.snapshot, self.batch.instant
         existing = existing_bucket_files(snap.in_partitions(list(self.parts)))
         out = GroupWrites()
-        self.appended: dict[str, list[tuple[np.ndarray, np.ndarray]]] = {}
+        self.appended: dict[str, list[str]] = {}
         for p in sorted(self.parts):
-            h = np.concatenate([x[0] for x in self.parts[p]])
-            is_new = np.concatenate([x[1] for x in self.parts[p]])
-            uniq = np.unique(h)
+            uniq, n_new, n_old = self._group(p)
             file_bytes, per_record = bucket_file_sizes(snap.in_partitions([p]))
-            buckets, _ = self.core.route(p, uniq, lambda p=p: self._load(p), file_bytes,
-                                         per_record)
-            row_b = buckets[member(uniq, h)[0]].astype(np.int64)
-            new_b, old_b = row_b[is_new], row_b[~is_new]
-            # RLI entries of new keys: those with a new hash, then the collided ones
-            fresh = member(self.core.new[p], h[is_new])[1]
-            for mask, distinct in ((fresh, len(self.core.new[p])), (~fresh, None)):
-                if mask.any():
-                    bs, ns = np.unique(new_b[mask], return_counts=True)
-                    self.core.record_rli_entries(p, int(mask.sum()),
-                                                 dict(zip(bs.tolist(), ns.tolist(),
-                                                          strict=True)), distinct)
-                    self.appended.setdefault(p, []).append(
-                        (h[is_new][mask].astype(np.int32), new_b[mask].astype(np.int16)))
-            ins = np.bincount(new_b, minlength=int(row_b.max()) + 1 if len(row_b) else 0)
-            upd = np.bincount(old_b, minlength=len(ins))
+            buckets, new_mask = self.core.route(p, uniq, lambda p=p: self._load(p),
+                                                file_bytes, per_record)
+            buckets = buckets.astype(np.int64)
+            # RLI entries of new keys: those with a new hash, then the colliding ones
+            for mask, distinct in ((new_mask, int(new_mask.sum())), (~new_mask, None)):
+                k = n_new * mask
+                if k.any():
+                    per = np.bincount(buckets, weights=k)
+                    nz = np.flatnonzero(per)
+                    self.core.record_rli_entries(p, int(k.sum()), dict(zip(
+                        nz.tolist(), per[nz].astype(np.int64).tolist(), strict=True)), distinct)
+                    self.appended.setdefault(p, []).append(self._write_rli(
+                        p, np.repeat(uniq, k), np.repeat(buckets, k)))
+            ins = np.bincount(buckets, weights=n_new).astype(np.int64)
+            upd = np.bincount(buckets, weights=n_old, minlength=len(ins)).astype(np.int64)
             for b in np.flatnonzero(ins + upd):
                 fid = existing.get((p, int(b))) or new_bucket_file_id(instant, p, int(b))
                 out.add(p, fid, int(b), ins[b], upd[b])
+        entries = self.core.batch["rli_entries_written"]
         self.counts["rli_files_written"] += sum(len(v) for v in self.appended.values())
-        self.counts["rli_bytes_written"] += RLI_ENTRY_BYTES * sum(
-            len(e[0]) for v in self.appended.values() for e in v)
+        self.counts["rli_bytes_written"] += RLI_ENTRY_BYTES * entries
         self.core.checkpoint(instant, self.batch.latest_successful)
         return out
 
     def commit_extra(self) -> dict[str, str]:
         files = [{"path": f"{rli.partition_rel(p)}/sim-{i}_{self.batch.instant}",
-                  "bytes": RLI_ENTRY_BYTES * len(e[0])}
-                 for p, v in sorted(self.appended.items()) for i, e in enumerate(v)]
+                  "bytes": RLI_ENTRY_BYTES * self.entries[f]}
+                 for p, v in sorted(self.appended.items()) for i, f in enumerate(v)]
         return {ASSIGNERS_KEY: str(self.core.num_assigners), rli.FILES_KEY: json.dumps(files)}
 
     def after_commit(self, ok: bool) -> dict[str, float]:
