@@ -52,6 +52,15 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
                         "(prefix with INDEX: to aim at one index); repeatable")
 
 
+def _sizes(text: str) -> list[int]:
+    """``1e6,1e7,1000000000`` → integers (scientific notation accepted)."""
+    try:
+        return [int(float(x)) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated sizes, not {text!r}") \
+            from None
+
+
 def _progress_bar(total: int):
     progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(),
                         MofNCompleteColumn(), TimeElapsedColumn(), console=console)
@@ -139,11 +148,11 @@ def cmd_sim(args: argparse.Namespace) -> int:
                           args.initial_records, args.seed)
     out = args.out or f"out/{w.name}-sim-{new_run_id()}"
     sets = parse_sets(args.sets)
-    progress, on_batch = _progress_bar((w.batches + 1) * len(names))
+    progress, on_batch = _progress_bar((w.batches + 1) * len(names) * len(args.sweep or [1]))
     with progress:
         df = api.sim(names, w, params={n: sets.get(n, {}) for n in names}, out=out,
                      storage=args.storage, exact_bloom_keys=args.exact_bloom_keys,
-                     parallelism=args.parallelism, progress=on_batch)
+                     parallelism=args.parallelism, progress=on_batch, sweep=args.sweep)
     _print_summary(df)
     console.print(f"metrics: {out}/metrics.parquet")
     if not args.no_report:
@@ -256,6 +265,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "theoretical rate")
     p.add_argument("--parallelism", type=int,
                    help="cores of the modelled executors (default: this machine's)")
+    p.add_argument("--sweep", type=_sizes, metavar="N1,N2,...",
+                   help="run once per initial table size (batches scaled alike) into one "
+                        "metrics file: the points of scale.png (cost vs table size)")
     p.add_argument("--no-report", action="store_true", help="skip the HTML report")
     p.set_defaults(func=cmd_sim)
     p = sub.add_parser("calibrate", help="fit the simulator's CPU/disk constants to a real run")

@@ -308,10 +308,14 @@ def scale_points(g: pd.DataFrame) -> pd.DataFrame:
     """Per upsert batch ≥ 1 of one series: table size before the batch, files read
     (counted) and tag seconds (``model_tag_s`` when simulated, measured ``tag_s``)."""
     tag, modelled = measured_or_model(g, "tag_s")
-    out = pd.DataFrame({"batch": _num(g, "batch"), "table_records": _before(g, "table_records"),
+    # before an upsert the table held its records after it less its inserts: no shift over
+    # rows, so several runs of one series (a ``sim --sweep``) still give one curve
+    before = _num(g, "table_records") - _num(g, "inserts").fillna(0)
+    out = pd.DataFrame({"batch": _num(g, "batch"), "table_records": before,
                         "files_read": _num(g, "files_read"), "tag_s": tag,
                         "modelled": modelled}, index=g.index)
-    return out[(out["batch"] >= 1) & (out["table_records"] > 0)]
+    out = out[(out["batch"] >= 1) & (out["table_records"] > 0)]
+    return out.sort_values("table_records", kind="stable")
 
 
 def has_scale(df: pd.DataFrame) -> bool:

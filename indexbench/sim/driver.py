@@ -211,20 +211,29 @@ def simulate(index: str = "bloom", workload: str | workloads.Workload = "uniform
 def simulate_compare(indexes_: list[str] | None = None,
                      workload: str | workloads.Workload = "uniform", *,
                      params: dict[str, dict[str, Any]] | None = None,
-                     out: str | None = None, **options: Any) -> pd.DataFrame:
-    """Every index (or ``indexes_``) simulated on identical batches, one metrics file."""
+                     out: str | None = None, sweep: list[int] | None = None,
+                     **options: Any) -> pd.DataFrame:
+    """Every index (or ``indexes_``) simulated on identical batches, one metrics file.
+
+    ``sweep``: initial table sizes to run one after the other into the same metrics file
+    and run id, each with batches scaled to the workload's batch/initial ratio — the
+    points of the cost-vs-table-size curve (``scale.png``)."""
     from indexbench.api import load_workload
 
     names = list(indexes_ or indexes.names())
     sizes = {k: options.pop(k) for k in ("batches", "batch_size", "initial_records", "seed")
              if k in options}
     w = load_workload(workload, **sizes)
-    run_id = m.new_run_id()
+    run_id = options.pop("run_id", None) or m.new_run_id()
     out = out or os.path.join("out", f"{w.name}-sim-{run_id}")
-    frames = [simulate(n, w, params=(params or {}).get(n), out=out, run_id=run_id, **options)
-              for n in names]
+    ratio = w.batch_size / max(w.initial_records, 1)
+    points = [w] if not sweep else [
+        w.with_overrides(initial_records=int(n), batch_size=max(1, round(n * ratio)))
+        for n in sweep]
+    frames = [simulate(n, p, params=(params or {}).get(n), out=out, run_id=run_id, **options)
+              for p in points for n in names]
     m.write_run_json(out, {"run_id": run_id, "command": "sim", "mode": "sim",
-                           "workload": vars(w),
+                           "workload": vars(w), "sweep": list(sweep or []),
                            "indexes": {n: indexes.get(n, **(params or {}).get(n, {})).describe()
                                        for n in names},
                            "storage": options.get("storage", "local")})
