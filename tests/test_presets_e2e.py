@@ -79,8 +79,11 @@ def test_sim_reproduces_the_real_run_exactly(preset_run):
         a = pd.to_numeric(real[col], errors="coerce").fillna(-1).tolist()
         b = pd.to_numeric(sim[col], errors="coerce").fillna(-1).tolist()
         assert a == b, f"{preset}: {col} real {a} != sim {b}"
-    # the counters really moved: the comparison is not one of zeros
+    # the counters really moved: the comparison is not one of zeros (time-ordered keys
+    # prune every non-matching file by range, so they see no false positives)
     bloom = real[real["index"] == "bloom"]
-    assert bloom["false_positives"].sum() > 0 and bloom["files_read"].sum() > 0
+    assert bloom["files_read"].sum() > 0
+    if workloads.load(preset).key_format != "time-ordered":
+        assert bloom["false_positives"].sum() > 0
     assert (real["operation"] == "rescale").any()
     assert real.loc[real["index"] == "dynamic-rli", "buckets_created"].sum() > 2
