@@ -152,7 +152,8 @@ def cmd_sim(args: argparse.Namespace) -> int:
     with progress:
         df = api.sim(names, w, params={n: sets.get(n, {}) for n in names}, out=out,
                      storage=args.storage, exact_bloom_keys=args.exact_bloom_keys,
-                     parallelism=args.parallelism, progress=on_batch, sweep=args.sweep)
+                     parallelism=args.parallelism, progress=on_batch, sweep=args.sweep,
+                     jobs=args.jobs)
     _print_summary(df)
     console.print(f"metrics: {out}/metrics.parquet")
     if not args.no_report:
@@ -268,6 +269,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--sweep", type=_sizes, metavar="N1,N2,...",
                    help="run once per initial table size (batches scaled alike) into one "
                         "metrics file: the points of scale.png (cost vs table size)")
+    p.add_argument("--jobs", type=int, default=1,
+                   help="simulate this many indexes at once, one process each (default 1)")
     p.add_argument("--no-report", action="store_true", help="skip the HTML report")
     p.set_defaults(func=cmd_sim)
     p = sub.add_parser("calibrate", help="fit the simulator's CPU/disk constants to a real run")

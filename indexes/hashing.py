@@ -46,6 +46,7 @@ _MASK32 = 0xFFFFFFFF
 
 # Code points (4 bytes each) materialised per chunk: bounds memory to ~16 MiB per chunk.
 _CHUNK_CODE_POINTS = 1 << 22
+_HORNER_ROWS = 1 << 16  # rows per block of the ASCII String.hashCode
 
 
 def _to_int32(h: int) -> int:
@@ -162,11 +163,13 @@ def _string_hash_u32(values: Any) -> np.ndarray:
             ~arr.is_null().to_numpy(zero_copy_only=False))
         m31 = np.uint32(31)
         for idx, mat in _width_groups(offsets, data, rows):
-            h = np.zeros(len(idx), np.uint32)
-            for j in range(mat.shape[1]):
-                h *= m31
-                h += mat[:, j]
-            out[idx] = h
+            for a in range(0, len(idx), _HORNER_ROWS):  # column-major blocks: cache-friendly
+                cols = np.ascontiguousarray(mat[a:a + _HORNER_ROWS].T)
+                h = np.zeros(cols.shape[1], np.uint32)
+                for col in cols:
+                    h *= m31
+                    h += col
+                out[idx[a:a + _HORNER_ROWS]] = h
         return out
     lens = pc.utf8_length(arr).fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
     order = np.argsort(lens, kind="stable")

@@ -37,6 +37,10 @@ class SimChunk:
     part: np.ndarray  # int32 index into SimBatch.partitions
     is_new: np.ndarray  # bool: the key did not exist before this batch
 
+    def parts(self) -> np.ndarray:
+        """Partition indices present in the chunk (a count, not a hash-unique)."""
+        return np.flatnonzero(np.bincount(self.part))
+
 
 @dataclass
 class SimBatch:

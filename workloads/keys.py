@@ -130,13 +130,14 @@ def uuid_keys(seed: int, ordinals: np.ndarray) -> pa.Array:
     # version 4 in nibble 12, RFC 4122 variant (10xx) in the top bits of lo
     hi = (hi & np.uint64(0xFFFFFFFFFFFF0FFF)) | np.uint64(0x0000000000004000)
     lo = (lo & np.uint64(0x3FFFFFFFFFFFFFFF)) | np.uint64(0x8000000000000000)
-    hx = np.concatenate([_hex_matrix(hi), _hex_matrix(lo)], axis=1)  # (n, 32)
-    out = np.full((hx.shape[0], 36), ord("-"), dtype=np.uint8)
+    hx, lx = _hex_matrix(hi), _hex_matrix(lo)  # (n, 16) each
+    out = np.empty((hx.shape[0], 36), dtype=np.uint8)
+    out[:, [8, 13, 18, 23]] = ord("-")
     out[:, 0:8] = hx[:, 0:8]
     out[:, 9:13] = hx[:, 8:12]
     out[:, 14:18] = hx[:, 12:16]
-    out[:, 19:23] = hx[:, 16:20]
-    out[:, 24:36] = hx[:, 20:32]
+    out[:, 19:23] = lx[:, 0:4]
+    out[:, 24:36] = lx[:, 4:16]
     return fixed_width_strings(out)
 
 

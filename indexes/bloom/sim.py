@@ -106,7 +106,7 @@ class BloomSim(SimAdapter):
         keys = self.batch.keys
         codes_all = keys.order_codes(chunk.ordinals)
         firsts = np.array(self.firsts, dtype=np.int64)
-        for pi in np.unique(chunk.part):
+        for pi in chunk.parts():
             p = self.batch.partitions[pi]
             self.touched.add(p)
             sel = chunk.part == pi

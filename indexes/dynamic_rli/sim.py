@@ -68,7 +68,7 @@ class DynamicRliSim(SimAdapter):
     def add(self, chunk: SimChunk) -> None:
         h = self.hashes(chunk.ordinals)
         self.counts["keys_hashed"] += len(h)
-        for pi in np.unique(chunk.part):
+        for pi in chunk.parts():
             sel = chunk.part == pi
             new = chunk.is_new[sel]
             self.parts.setdefault(self.batch.partitions[pi], []).append(
