@@ -32,7 +32,7 @@ EXACT = ["records", "inserts", "updates", "file_groups", "files_in_table", "cand
          "files_written", "records_written", "records_rewritten", "table_records", "buckets",
          "bucket_records_max", "bucket_records_mean", "buckets_created", "evictions",
          "index_mem_bytes", "resident_keys", "keys_bootstrapped", "rli_entries_written",
-         "hash_collisions", "from_buckets", "to_buckets"]
+         "hash_collisions", "keys_hashed", "from_buckets", "to_buckets"]
 
 
 def _sets() -> list[str]:
@@ -87,3 +87,19 @@ def test_sim_reproduces_the_real_run_exactly(preset_run):
         assert bloom["false_positives"].sum() > 0
     assert (real["operation"] == "rescale").any()
     assert real.loc[real["index"] == "dynamic-rli", "buckets_created"].sum() > 2
+
+
+def test_calibrate_fits_the_time_model_to_the_real_run(preset_run, tmp_path):
+    from indexbench import api
+    from indexbench.sim import cost
+
+    preset, out, _ = preset_run
+    if preset != "uniform":
+        pytest.skip("one preset is enough to exercise the command")
+    path = tmp_path / "fit.json"
+    profile, fit = api.calibrate(str(out), out=str(path), cores=2)
+    assert fit["rows"] > 0 and path.exists()
+    assert cost.profile(str(path)) == profile
+    sim = simulate_compare(None, preset, params=PARAMS, write=False, parallelism=2,
+                           storage=str(path), **SIZES)
+    assert (sim["storage"] == profile.name).all() and (sim["model_total_s"] > 0).all()

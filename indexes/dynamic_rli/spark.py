@@ -110,9 +110,12 @@ class DynamicRliSpark(SparkAdapter):
             T.StructField(FILE_ID_COL, T.StringType(), False),
             T.StructField(BUCKET_COL, T.IntegerType(), False)])
 
+        acc = ctx.counters
+
         def tag(frames):
             table = bc.value
             for pdf in frames:
+                acc.add({"keys_hashed": len(pdf)})  # hashed in the JVM for these rows
                 h = pdf[HASH_COL].to_numpy(dtype=np.int32)
                 parts = pdf[part].to_numpy(dtype=object)
                 buckets = np.empty(len(pdf), np.int32)

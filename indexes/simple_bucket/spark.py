@@ -21,7 +21,7 @@ class SimpleBucketSpark(SparkAdapter):
             raise IndexBenchError(f"index-key field(s) {missing} are not columns of the batch")
         existing = existing_bucket_files(ctx.snapshot.in_partitions(ctx.partitions))
         counts = self.index.bucket_counts(ctx.snapshot, ctx.partitions)
-        part_field, instant = cfg.partition_field, ctx.instant
+        part_field, instant, acc = cfg.partition_field, ctx.instant, ctx.counters
         schema = T.StructType(batch.schema.fields + [
             T.StructField(FILE_ID_COL, T.StringType(), False),
             T.StructField(BUCKET_COL, T.IntegerType(), False),
@@ -31,6 +31,7 @@ class SimpleBucketSpark(SparkAdapter):
             for pdf in frames:
                 parts = pdf[part_field].to_numpy(dtype=object)
                 buckets = route([pdf[f] for f in fields], parts, counts)
+                acc.add({"keys_hashed": len(pdf)})
                 pdf[FILE_ID_COL] = assign_file_ids(parts, buckets, existing, instant)
                 pdf[BUCKET_COL] = buckets.astype(np.int32)
                 yield pdf
