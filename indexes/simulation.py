@@ -57,6 +57,19 @@ class SimBatch:
     # every record of the table in these partitions once this batch is committed
     existing: Callable[[list[str]], Iterator[SimChunk]] | None = None
 
+    @property
+    def bulk(self) -> bool:
+        """A bulk load: nothing existed before, every record is new, so an adapter may
+        skip holding the batch and read one partition's records at a time in ``finish``
+        (``partition_records``): a billion-key load then holds one partition, not all."""
+        return self.inserts_before == 0 and self.existing is not None
+
+    def partition_records(self, partition: str) -> Iterator[SimChunk]:
+        """A bulk load's records of one partition (regenerated: keys are pure functions
+        of their ordinals)."""
+        for chunk in self.existing([partition]):
+            yield SimChunk(chunk.ordinals, chunk.part, np.ones(len(chunk.ordinals), bool))
+
 
 @dataclass
 class GroupWrites:

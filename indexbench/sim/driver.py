@@ -105,14 +105,26 @@ def batch_chunks(w: workloads.Workload, batch: int, chunk_rows: int = CHUNK_ROWS
 
 def existing_chunks(w: workloads.Workload, upto: int, names: list[str],
                     chunk_rows: int = CHUNK_ROWS) -> Callable[[list[str]], Iterator[SimChunk]]:
-    """Every record of the table in some partitions: ordinals below ``upto``."""
-    def gen(partitions: list[str]) -> Iterator[SimChunk]:
-        wanted = np.array([names.index(p) for p in partitions], dtype=np.int32)
-        for lo in range(0, upto, chunk_rows):
+    """Every record of the table in some partitions: ordinals below ``upto``. The
+    partition of each ordinal is computed once per batch (one byte per key, kept while
+    the batch runs) however many partitions are read one by one."""
+    parts: dict[int, np.ndarray] = {}
+    small = len(names) < 256
+
+    def part_of(lo: int) -> np.ndarray:
+        if lo not in parts:
             o = np.arange(lo, min(upto, lo + chunk_rows), dtype=np.int64)
-            c = _chunk(w, o, np.zeros(len(o), bool))
-            sel = np.isin(c.part, wanted)
-            yield SimChunk(c.ordinals[sel], c.part[sel], c.is_new[sel])
+            p = _chunk(w, o, np.zeros(0, bool)).part
+            parts[lo] = p.astype(np.uint8) if small else p
+        return parts[lo]
+
+    def gen(partitions: list[str]) -> Iterator[SimChunk]:
+        wanted = [names.index(p) for p in partitions]
+        for lo in range(0, upto, chunk_rows):
+            part = part_of(lo)
+            sel = part == wanted[0] if len(wanted) == 1 else np.isin(part, wanted)
+            o = np.flatnonzero(sel).astype(np.int64) + lo
+            yield SimChunk(o, part[sel].astype(np.int32), np.zeros(len(o), bool))
     return gen
 
 

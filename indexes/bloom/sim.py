@@ -103,6 +103,9 @@ class BloomSim(SimAdapter):
         self.touched: set[str] = set()
 
     def add(self, chunk: SimChunk) -> None:
+        if self.batch.bulk:  # nothing to probe; finish reads each partition's keys
+            self.touched.update(self.batch.partitions[pi] for pi in chunk.parts())
+            return
         keys = self.batch.keys
         codes_all = keys.order_codes(chunk.ordinals)
         firsts = np.array(self.firsts, dtype=np.int64)
@@ -199,7 +202,9 @@ class BloomSim(SimAdapter):
                 self.counts["bytes_read"] += float(pf.nkeys[read].sum()) * key_bytes
                 for f in np.flatnonzero(true):
                     out.add(p, pf.file_ids[f], None, 0, true[f])
-            parts = self.new.pop(p, [])
+            parts = self.new.pop(p, []) if not self.batch.bulk else [
+                (self.batch.keys.order_codes(c.ordinals), c.ordinals if self.exact else None)
+                for c in self.batch.partition_records(p)]
             codes = np.concatenate([c for c, _ in parts] or [np.empty(0, np.uint64)])
             if len(codes):
                 ords = None

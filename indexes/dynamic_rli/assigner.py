@@ -41,7 +41,13 @@ class Capacity:
 
 def assigner_of(hashes: np.ndarray, num_assigners: int) -> np.ndarray:
     """The assigner that owns each key hash."""
-    return ((np.asarray(hashes, dtype=np.int64) & 0x7FFFFFFF) % num_assigners).astype(np.int64)
+    h = np.asarray(hashes, dtype=np.int32).view(np.uint32) & np.uint32(0x7FFFFFFF)
+    return (h % np.uint32(num_assigners)).astype(np.int32)
+
+
+def _ascending(values: np.ndarray) -> bool:
+    """Strictly increasing (unique and sorted): the order assignment needs, no sort."""
+    return bool(len(values) < 2 or (values[1:] > values[:-1]).all())
 
 
 @dataclass
@@ -104,7 +110,8 @@ class PartitionIndex:
         file_bytes = file_bytes or {}
         rb = float(record_bytes or cap.record_bytes)
         new_idx = np.flatnonzero(new_mask)
-        new_idx = new_idx[np.argsort(h[new_idx], kind="stable")]  # deterministic order
+        if not _ascending(h[new_idx]):  # deterministic order: by hash (engines pass it so)
+            new_idx = new_idx[np.argsort(h[new_idx], kind="stable")]
         owner = assigner_of(h[new_idx], self.num_assigners)
         existing = self.buckets()
         created: list[int] = []
@@ -116,8 +123,11 @@ class PartitionIndex:
             rem = self.remaining(own, cap, file_bytes, rb) if len(own) else np.zeros(0, np.int64)
             cum = np.cumsum(rem)
             take = int(min(k, cum[-1])) if len(cum) else 0
-            if take:
-                out[rows[:take]] = own[np.searchsorted(cum, np.arange(take), side="right")]
+            if take:  # fill the buckets in id order: bucket j takes its next rem[j] keys
+                last = int(np.searchsorted(cum, take, side="left"))
+                fill = rem[:last + 1].copy()
+                fill[-1] -= int(cum[last]) - take
+                out[rows[:take]] = np.repeat(own[:last + 1], fill)
             left = k - take
             if left:
                 per_new = cap.max_records if cap.mode == RECORDS else max(

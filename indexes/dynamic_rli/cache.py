@@ -81,8 +81,12 @@ class HashBucketMap:
         if len(h) == 0:
             return
         b = np.asarray(buckets, dtype=np.int16)
-        order = np.argsort(h, kind="stable")
-        h, b = h[order], b[order]
+        if len(h) > 1 and not (h[1:] > h[:-1]).all():
+            order = np.argsort(h, kind="stable")
+            h, b = h[order], b[order]
+        if not len(self._keys) and not len(self._dkeys):  # empty (a bulk load): h is the map
+            self._keys, self._vals = np.ascontiguousarray(h), np.ascontiguousarray(b)
+            return
         pos = np.searchsorted(self._dkeys, h)
         self._dkeys = np.insert(self._dkeys, pos, h)
         self._dvals = np.insert(self._dvals, pos, b)

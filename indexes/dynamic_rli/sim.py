@@ -66,6 +66,10 @@ class DynamicRliSim(SimAdapter):
         self.parts: dict[str, list[tuple[np.ndarray, np.ndarray | None]]] = {}
 
     def add(self, chunk: SimChunk) -> None:
+        if self.batch.bulk:  # hashed one partition at a time in finish (bounded memory)
+            for pi in chunk.parts():
+                self.parts.setdefault(self.batch.partitions[pi], [])
+            return
         h = self.hashes(chunk.ordinals)
         self.counts["keys_hashed"] += len(h)
         for pi in chunk.parts():
@@ -78,6 +82,9 @@ class DynamicRliSim(SimAdapter):
         """Sorted unique hashes of the partition's records, with new / existing record
         counts per hash (no per-record array survives: a bulk load sorts in place)."""
         parts = self.parts.pop(p)
+        if self.batch.bulk:
+            parts = [(self.hashes(c.ordinals), None) for c in self.batch.partition_records(p)]
+            self.counts["keys_hashed"] += sum(len(x[0]) for x in parts)
         h = np.concatenate([x[0] for x in parts])
         if all(x[1] is None for x in parts):
             h.sort()
@@ -88,11 +95,17 @@ class DynamicRliSim(SimAdapter):
             order = np.argsort(h, kind="stable")
             h, order_new = h[order], is_new[order]
         del parts
-        start = np.flatnonzero(np.concatenate(([True], h[1:] != h[:-1])))
-        uniq = h[start]
-        n_all = np.diff(np.append(start, len(h)))
-        n_new = n_all if order_new is None or not len(h) else \
-            np.add.reduceat(order_new.astype(np.int64), start)
+        first = np.concatenate(([True], h[1:] != h[:-1]))
+        uniq = h[first]
+        # records per hash: 1, plus one per repeat (rare: 32-bit hash collisions)
+        repeats = np.flatnonzero(~first)
+        at = repeats - np.arange(1, len(repeats) + 1)  # index in uniq of each repeat
+        n_all = np.ones(len(uniq), np.int64)
+        np.add.at(n_all, at, 1)
+        if order_new is None:
+            return uniq, n_all, np.zeros(len(uniq), np.int64)
+        n_new = order_new[first].astype(np.int64)
+        np.add.at(n_new, at, order_new[repeats].astype(np.int64))
         return uniq, n_new, n_all - n_new
 
     def finish(self) -> GroupWrites:
