@@ -258,28 +258,38 @@ def simulate_compare(indexes_: list[str] | None = None,
     return pd.concat(frames, ignore_index=True)
 
 
+def _lane(tasks: list[tuple[str, workloads.Workload]],
+          params: dict[str, dict[str, Any]] | None, run_id: str,
+          options: dict[str, Any]) -> list[pd.DataFrame]:
+    """One worker's tasks, one after the other (runs in a spawned process)."""
+    return [simulate(n, p, params=(params or {}).get(n), run_id=run_id, write=False, **options)
+            for n, p in tasks]
+
+
 def _parallel(tasks: list[tuple[str, workloads.Workload]], jobs: int,
               params: dict[str, dict[str, Any]] | None, out: str, run_id: str,
               options: dict[str, Any]) -> list[pd.DataFrame]:
-    """Indexes in ``jobs`` processes at once (each index's run is independent); rows are
-    written in task order once each finishes. Heavy adapters first, so two billion-key
-    bulk loads of the memory-hungry indexes do not meet at their peaks."""
+    """Indexes in ``jobs`` processes (each index's run is independent), rows written in
+    task order at the end. dynamic-rli, whose caches make it the memory-heavy one at a
+    billion keys, gets a lane of its own; the other indexes share the remaining lanes, so
+    two bulk loads' peaks never add up beyond one heavy and one light run."""
     from concurrent.futures import ProcessPoolExecutor
     from multiprocessing import get_context
 
     progress = options.pop("progress", None)
-    heavy = {"dynamic-rli": 0, "simple-bucket": 1, "bloom": 2}
-    order = sorted(range(len(tasks)), key=lambda i: (tasks[i][1].initial_records,
-                                                      heavy.get(tasks[i][0], 3)))
+    heavy = [i for i, (n, _) in enumerate(tasks) if n == "dynamic-rli"]
+    light = [i for i in range(len(tasks)) if i not in heavy]
+    lanes = [heavy] if heavy else []
+    free = max(1, jobs - len(lanes))
+    lanes += [light[j::free] for j in range(free) if light[j::free]]
     frames: dict[int, pd.DataFrame] = {}
-    with ProcessPoolExecutor(jobs, mp_context=get_context("spawn")) as pool:
-        futures = {pool.submit(simulate, n, p, params=(params or {}).get(n), run_id=run_id,
-                               write=False, **options): i
-                   for i, (n, p) in ((i, tasks[i]) for i in order)}
+    with ProcessPoolExecutor(min(jobs, len(lanes)), mp_context=get_context("spawn")) as pool:
+        futures = {pool.submit(_lane, [tasks[i] for i in lane], params, run_id, options): lane
+                   for lane in lanes}
         for f in futures:
-            frames[futures[f]] = f.result()
-            if progress:
-                for row in frames[futures[f]].to_dict("records"):
+            for i, frame in zip(futures[f], f.result(), strict=True):
+                frames[i] = frame
+                for row in frame.to_dict("records") if progress else []:
                     progress(row)
     result = [frames[i] for i in range(len(tasks))]
     m.write_metrics(out, _existing_rows(out) + pd.concat(result).to_dict("records"))

@@ -42,7 +42,24 @@ class Capacity:
 def assigner_of(hashes: np.ndarray, num_assigners: int) -> np.ndarray:
     """The assigner that owns each key hash."""
     h = np.asarray(hashes, dtype=np.int32).view(np.uint32) & np.uint32(0x7FFFFFFF)
-    return (h % np.uint32(num_assigners)).astype(np.int32)
+    small = np.uint8 if num_assigners <= 256 else np.int32  # 1 byte per key when it fits
+    return (h % np.uint32(num_assigners)).astype(small)
+
+
+def count_values(values: np.ndarray, minlength: int,
+                 weights: np.ndarray | None = None) -> np.ndarray:
+    """``np.bincount`` of small non-negative ints (optionally weighted by integer counts),
+    in blocks: bincount widens its input to intp and weights to float64, so a whole
+    billion-entry array would cost 8 bytes per entry at once. Returns int64 counts."""
+    out = np.zeros(minlength, np.int64)
+    for lo in range(0, len(values), 1 << 24):
+        w = None if weights is None else weights[lo:lo + (1 << 24)]
+        c = np.bincount(values[lo:lo + (1 << 24)], weights=w, minlength=minlength)
+        c = np.rint(c).astype(np.int64) if w is not None else c
+        if len(c) > len(out):
+            out = np.concatenate([out, np.zeros(len(c) - len(out), np.int64)])
+        out[:len(c)] += c
+    return out
 
 
 def _ascending(values: np.ndarray) -> bool:
@@ -109,25 +126,30 @@ class PartitionIndex:
             return out, new_mask, []
         file_bytes = file_bytes or {}
         rb = float(record_bytes or cap.record_bytes)
-        new_idx = np.flatnonzero(new_mask)
-        if not _ascending(h[new_idx]):  # deterministic order: by hash (engines pass it so)
-            new_idx = new_idx[np.argsort(h[new_idx], kind="stable")]
-        owner = assigner_of(h[new_idx], self.num_assigners)
+        # new hashes in hash order (deterministic; engines pass them sorted), no index arrays:
+        # a billion-key bulk load keeps 2-byte buckets and 1-byte masks, nothing per key wider
+        hn = h[new_mask]
+        order = None if _ascending(hn) else np.argsort(hn, kind="stable")
+        if order is not None:
+            hn = hn[order]
+        bn = np.empty(len(hn), np.int16)
+        owner = assigner_of(hn, self.num_assigners)
         existing = self.buckets()
         created: list[int] = []
         P = self.num_assigners
-        for a in np.unique(owner):
-            rows = new_idx[owner == a]
-            k = len(rows)
+        for a in np.flatnonzero(count_values(owner, P)):
+            sel = owner == a
+            k = int(np.count_nonzero(sel))
             own = existing[existing % P == a]  # ascending ids: existing buckets first
             rem = self.remaining(own, cap, file_bytes, rb) if len(own) else np.zeros(0, np.int64)
             cum = np.cumsum(rem)
             take = int(min(k, cum[-1])) if len(cum) else 0
+            parts = []
             if take:  # fill the buckets in id order: bucket j takes its next rem[j] keys
                 last = int(np.searchsorted(cum, take, side="left"))
                 fill = rem[:last + 1].copy()
                 fill[-1] -= int(cum[last]) - take
-                out[rows[:take]] = np.repeat(own[:last + 1], fill)
+                parts.append(np.repeat(own[:last + 1].astype(np.int16), fill))
             left = k - take
             if left:
                 per_new = cap.max_records if cap.mode == RECORDS else max(
@@ -144,12 +166,17 @@ class PartitionIndex:
                     if b not in taken:
                         ids.append(b)
                     j += 1
-                fill = np.repeat(np.array(ids, dtype=np.int64), per_new)[:left]
-                out[rows[take:]] = fill
+                parts.append(np.repeat(np.array(ids, dtype=np.int16), per_new)[:left])
                 created += ids
-        new_b = out[new_idx].astype(np.int64)
-        self._grow(int(new_b.max()) + 1)
-        np.add.at(self.keys_per_bucket, new_b, 1)
-        self.map.insert(h[new_idx], out[new_idx])
+            bn[sel] = np.concatenate(parts) if len(parts) > 1 else parts[0]
+        if order is None:
+            out[new_mask] = bn
+        else:
+            back = np.empty_like(bn)
+            back[order] = bn
+            out[new_mask] = back
+        self._grow(int(bn.max()) + 1)
+        self.keys_per_bucket += count_values(bn, len(self.keys_per_bucket))
+        self.map.insert(hn, bn)
         self.updated = True
         return out, new_mask, sorted(created)

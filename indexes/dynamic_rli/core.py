@@ -138,6 +138,12 @@ class DynamicRliCore:
                     pidx.keys_per_bucket[int(b)] += extra
         self.count(hash_collisions=collisions, rli_entries_written=entries)
 
+    def release(self, partition: str) -> None:
+        """The engine wrote the partition's RLI entries: drop the batch's copy of its new
+        hashes (6 bytes per new key; a billion-key load would hold them twice)."""
+        self.new.pop(partition, None)
+        self.new_buckets.pop(partition, None)
+
     def checkpoint(self, instant: str, latest_successful: str | None) -> list[str]:
         """The design's snapshot flow at a checkpoint: evict idle partitions."""
         evicted = self.caches.snapshot(instant, latest_successful)

@@ -17,6 +17,7 @@ import tempfile
 import numpy as np
 
 from indexes.dynamic_rli import ASSIGNERS_KEY, rli
+from indexes.dynamic_rli.assigner import count_values
 from indexes.dynamic_rli.core import bucket_file_sizes
 from indexes.hashing import java_string_hash, spark_murmur3_hash
 from indexes.simple_bucket.core import existing_bucket_files, new_bucket_file_id
@@ -78,35 +79,47 @@ class DynamicRliSim(SimAdapter):
             self.parts.setdefault(self.batch.partitions[pi], []).append(
                 (h[sel], None if new.all() else new))  # None: all new (a bulk load)
 
-    def _group(self, p: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def _group(self, p: str) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
         """Sorted unique hashes of the partition's records, with new / existing record
-        counts per hash (no per-record array survives: a bulk load sorts in place)."""
+        counts per hash (uint8; existing is None in a bulk load). No per-record array
+        survives: a bulk load hashes one partition and sorts it in place."""
         parts = self.parts.pop(p)
-        if self.batch.bulk:
-            parts = [(self.hashes(c.ordinals), None) for c in self.batch.partition_records(p)]
-            self.counts["keys_hashed"] += sum(len(x[0]) for x in parts)
-        h = np.concatenate([x[0] for x in parts])
-        if all(x[1] is None for x in parts):
-            h.sort()
-            order_new = None
-        else:
+        if self.batch.bulk:  # hash into one array sized by a first pass (no concatenation)
+            n = sum(len(c.ordinals) for c in self.batch.partition_records(p))
+            h, pos = np.empty(n, np.int32), 0
+            for c in self.batch.partition_records(p):
+                h[pos:pos + len(c.ordinals)] = self.hashes(c.ordinals)
+                pos += len(c.ordinals)
+            self.counts["keys_hashed"] += n
+            parts = [(h, None)]
+        h = parts[0][0] if len(parts) == 1 else np.concatenate([x[0] for x in parts])
+        order_new = None
+        if any(x[1] is not None for x in parts):
             is_new = np.concatenate([np.ones(len(x[0]), bool) if x[1] is None else x[1]
                                      for x in parts])
             order = np.argsort(h, kind="stable")
             h, order_new = h[order], is_new[order]
+        else:
+            h.sort()
         del parts
-        first = np.concatenate(([True], h[1:] != h[:-1]))
+        first = np.empty(len(h), bool)
+        first[:1] = True
+        np.not_equal(h[1:], h[:-1], out=first[1:])
         uniq = h[first]
         # records per hash: 1, plus one per repeat (rare: 32-bit hash collisions)
         repeats = np.flatnonzero(~first)
         at = repeats - np.arange(1, len(repeats) + 1)  # index in uniq of each repeat
-        n_all = np.ones(len(uniq), np.int64)
-        np.add.at(n_all, at, 1)
+        # one byte per hash unless 255 keys share one (then four)
+        small = np.uint8 if not len(at) or np.bincount(at).max() < 255 else np.int32
         if order_new is None:
-            return uniq, n_all, np.zeros(len(uniq), np.int64)
-        n_new = order_new[first].astype(np.int64)
-        np.add.at(n_new, at, order_new[repeats].astype(np.int64))
-        return uniq, n_new, n_all - n_new
+            n_new = np.ones(len(uniq), small)
+            np.add.at(n_new, at, 1)
+            return uniq, n_new, None
+        n_new = order_new[first].astype(small)
+        n_old = (~order_new[first]).astype(small)
+        np.add.at(n_new, at, order_new[repeats].astype(small))
+        np.add.at(n_old, at, (~order_new[repeats]).astype(small))
+        return uniq, n_new, n_old
 
     def finish(self) -> GroupWrites:
         snap, instant = self.model.snapshot, self.batch.instant
@@ -118,19 +131,21 @@ class DynamicRliSim(SimAdapter):
             file_bytes, per_record = bucket_file_sizes(snap.in_partitions([p]))
             buckets, new_mask = self.core.route(p, uniq, lambda p=p: self._load(p),
                                                 file_bytes, per_record)
-            buckets = buckets.astype(np.int64)
+            size = int(buckets.max()) + 1 if len(buckets) else 0
             # RLI entries of new keys: those with a new hash, then the colliding ones
             for mask, distinct in ((new_mask, int(new_mask.sum())), (~new_mask, None)):
-                k = n_new * mask
+                k = np.where(mask, n_new, 0).astype(n_new.dtype)
                 if k.any():
-                    per = np.bincount(buckets, weights=k)
+                    per = count_values(buckets, size, k)
                     nz = np.flatnonzero(per)
-                    self.core.record_rli_entries(p, int(k.sum()), dict(zip(
-                        nz.tolist(), per[nz].astype(np.int64).tolist(), strict=True)), distinct)
+                    self.core.record_rli_entries(p, int(per.sum()), dict(zip(
+                        nz.tolist(), per[nz].tolist(), strict=True)), distinct)
                     self.appended.setdefault(p, []).append(self._write_rli(
                         p, np.repeat(uniq, k), np.repeat(buckets, k)))
-            ins = np.bincount(buckets, weights=n_new).astype(np.int64)
-            upd = np.bincount(buckets, weights=n_old, minlength=len(ins)).astype(np.int64)
+                del k
+            self.core.release(p)
+            ins = count_values(buckets, size, n_new)
+            upd = count_values(buckets, size, n_old) if n_old is not None else 0 * ins
             for b in np.flatnonzero(ins + upd):
                 fid = existing.get((p, int(b))) or new_bucket_file_id(instant, p, int(b))
                 out.add(p, fid, int(b), ins[b], upd[b])
