@@ -123,7 +123,11 @@ def _log_minor_labels(axis) -> Callable[[float, Any], str]:
 
 
 def _kilo(x: float, _pos=None) -> str:
-    return f"{x / 1000:g}k" if abs(x) >= 1000 else f"{x:g}"
+    """1.5k, 20M, 1B: thousands, millions and billions as a reader says them."""
+    for div, unit in ((1e9, "B"), (1e6, "M"), (1e3, "k")):
+        if abs(x) >= div:
+            return f"{x / div:g}{unit}"
+    return f"{x:g}"
 
 
 # ---- false positives --------------------------------------------------------------------
