@@ -89,17 +89,15 @@ def test_sim_reproduces_the_real_run_exactly(preset_run):
     assert real.loc[real["index"] == "dynamic-rli", "buckets_created"].sum() > 2
 
 
+
 def test_calibrate_fits_the_time_model_to_the_real_run(preset_run, tmp_path):
-    from indexbench import api
+    """``indexbench calibrate`` on the real run; the simulator then models with the fit."""
     from indexbench.sim import cost
 
     preset, out, _ = preset_run
-    if preset != "uniform":
-        pytest.skip("one preset is enough to exercise the command")
     path = tmp_path / "fit.json"
-    profile, fit = api.calibrate(str(out), out=str(path), cores=2)
-    assert fit["rows"] > 0 and path.exists()
-    assert cost.profile(str(path)) == profile
-    sim = simulate_compare(None, preset, params=PARAMS, write=False, parallelism=2,
+    assert cli.main(["calibrate", str(out), "--out", str(path), "--cores", "2"]) == 0
+    profile = cost.profile(str(path))
+    sim = simulate_compare(["bloom"], preset, params=PARAMS, write=False, parallelism=2,
                            storage=str(path), **SIZES)
     assert (sim["storage"] == profile.name).all() and (sim["model_total_s"] > 0).all()
