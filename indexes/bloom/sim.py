@@ -199,7 +199,11 @@ class BloomSim(SimAdapter):
                 self.counts["check_footers_read"] += self.counts["candidate_files"] - \
                     before["candidate_files"]
                 self.counts["files_read"] += int(read.sum())
-                self.counts["bytes_read"] += float(pf.nkeys[read].sum()) * key_bytes
+                # modelled bytes: every footer read holds the file's filter, then the key
+                # column of each file read (the real run counts both, as its reader saw them)
+                footer = np.array([self.footer_bytes(int(k)) for k in pf.nkeys], np.float64)
+                self.counts["bytes_read"] += float(footer.sum() + footer[cand > 0].sum()
+                                                   + pf.nkeys[read].sum() * key_bytes)
                 for f in np.flatnonzero(true):
                     out.add(p, pf.file_ids[f], None, 0, true[f])
             parts = self.new.pop(p, []) if not self.batch.bulk else [
@@ -221,7 +225,11 @@ class BloomSim(SimAdapter):
         return out
 
     def file_index_bytes(self, partition: str, file_id: str, num_records: int) -> int:
-        """Modelled footer text of the file's filter (Hudi's DYNAMIC_V0 grows in rows)."""
+        return self.footer_bytes(num_records)
+
+    @lru_cache(maxsize=4096)  # noqa: B019 - one adapter per run, keyed by file fill
+    def footer_bytes(self, num_records: int) -> int:
+        """Modelled footer text of a file's filter (Hudi's DYNAMIC_V0 grows in rows)."""
         rows = len(self.template.row_counts_after(num_records))
         return 4 * math.ceil(rows * math.ceil(self.template.bits_per_row / 8) / 3)
 
