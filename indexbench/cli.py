@@ -140,6 +140,11 @@ def cmd_sim(args: argparse.Namespace) -> int:
     from indexbench import api
     from tableformat.metrics import new_run_id
 
+    if args.master:
+        from tableformat.errors import IndexBenchError
+
+        raise IndexBenchError("sim runs no Spark: --master does not apply "
+                              "(--parallelism sets the modelled executor cores)")
     names = [n.strip() for n in (args.indexes or args.index or ",".join(indexes.names()))
              .split(",")]
     for n in names:

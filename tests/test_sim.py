@@ -57,6 +57,16 @@ def test_indexbench_sim_command_runs_without_pyspark(tmp_path):
     assert (out / "report" / "index.html").exists()
 
 
+def test_sim_refuses_spark_options_and_unknown_indexes(tmp_path, capsys):
+    from indexbench import cli
+
+    assert cli.main(["sim", "--master", "local[1]", "--out", str(tmp_path / "a")]) == 2
+    assert "--master does not apply" in capsys.readouterr().out
+    assert cli.main(["sim", "--indexes", "bloom,nope", "--out", str(tmp_path / "b")]) == 2
+    assert "unknown index 'nope'" in capsys.readouterr().out
+    assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
+
+
 def _imports(path: Path) -> set[str]:
     tree = ast.parse(path.read_text())
     out = set()
