@@ -128,7 +128,7 @@ class PartitionIndex:
         rb = float(record_bytes or cap.record_bytes)
         # new hashes in hash order (deterministic; engines pass them sorted), no index arrays:
         # a billion-key bulk load keeps 2-byte buckets and 1-byte masks, nothing per key wider
-        hn = h[new_mask]
+        hn = h if new_mask.all() else h[new_mask]  # a bulk load: the caller's array, no copy
         order = None if _ascending(hn) else np.argsort(hn, kind="stable")
         if order is not None:
             hn = hn[order]

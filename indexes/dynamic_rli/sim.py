@@ -54,7 +54,7 @@ class DynamicRliSim(SimAdapter):
         if self.spill is None:
             self.spill = tempfile.TemporaryDirectory(prefix="indexbench-sim-rli-")
         path = os.path.join(self.spill.name, f"{len(os.listdir(self.spill.name))}.npz")
-        np.savez(path, h=hashes.astype(np.int32), b=buckets.astype(np.int16))
+        np.savez(path, h=np.asarray(hashes, np.int32), b=np.asarray(buckets, np.int16))
         self.entries[path] = len(hashes)
         return path
 
@@ -140,8 +140,12 @@ class DynamicRliSim(SimAdapter):
                     nz = np.flatnonzero(per)
                     self.core.record_rli_entries(p, int(per.sum()), dict(zip(
                         nz.tolist(), per[nz].tolist(), strict=True)), distinct)
-                    self.appended.setdefault(p, []).append(self._write_rli(
-                        p, np.repeat(uniq, k), np.repeat(buckets, k)))
+                    if mask.all() and k.max() == 1:  # one key per hash: the arrays as they are
+                        entries = (uniq, buckets)
+                    else:
+                        entries = (np.repeat(uniq, k), np.repeat(buckets, k))
+                    self.appended.setdefault(p, []).append(self._write_rli(p, *entries))
+                    del entries
                 del k
             self.core.release(p)
             ins = count_values(buckets, size, n_new)
