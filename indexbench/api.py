@@ -82,7 +82,7 @@ def run(index: str = "bloom", workload: str | workloads.Workload = "uniform", *,
     run_id = run_id or m.new_run_id()
     tbl, idx = open_table(table_uri, index, params)
     fingerprint = workload_fingerprint(w)
-    existing = _existing_rows(out)
+    existing = m.existing_rows(out)
     rows: list[dict[str, Any]] = existing
     m.write_run_json(out, {"run_id": run_id, "command": "run", "workload": vars(w),
                            "indexes": {index: idx.describe()}, "master": spark.sparkContext.master,
@@ -107,11 +107,6 @@ def run(index: str = "bloom", workload: str | workloads.Workload = "uniform", *,
                 m.write_metrics(out, rows)
     df = m.to_frame(rows)
     return df[df["index"] == index].reset_index(drop=True)
-
-
-def _existing_rows(out: str) -> list[dict[str, Any]]:
-    p = Path(out) / "metrics.parquet"
-    return pd.read_parquet(p).to_dict("records") if p.exists() else []
 
 
 def compare(indexes_: Sequence[str] | None = None, workload: str | workloads.Workload = "uniform",

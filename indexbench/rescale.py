@@ -41,14 +41,10 @@ def write_rescale_metrics(out: str, row: dict[str, Any], table_uri: str) -> None
     """Append the row to ``out``'s metrics files (run.json only if ``out`` has none)."""
     from pathlib import Path
 
-    import pandas as pd
-
     from tableformat import metrics as m
 
-    p = Path(out) / "metrics.parquet"
-    rows = pd.read_parquet(p).to_dict("records") if p.exists() else []
     row = {"run_id": row.get("run_id") or m.new_run_id(), **row}
-    m.write_metrics(out, rows + [row])
+    m.write_metrics(out, m.existing_rows(out) + [row])
     if not (Path(out) / "run.json").exists():
         m.write_run_json(out, {"run_id": row["run_id"], "command": "rescale",
                                "table": table_uri})

@@ -75,6 +75,13 @@ def write_metrics(out_dir: str | os.PathLike, rows: list[dict[str, Any]]) -> pd.
     return df
 
 
+def existing_rows(out_dir: str | os.PathLike) -> list[dict[str, Any]]:
+    """Rows already in ``out_dir``'s metrics file (a resumed run, a rescale or another
+    engine appending to the same run), or none."""
+    p = Path(out_dir) / "metrics.parquet"
+    return pd.read_parquet(p).to_dict("records") if p.exists() else []
+
+
 def read_metrics(path: str | os.PathLike) -> pd.DataFrame:
     """Read a metrics directory (or file) and check it against the contract."""
     p = Path(path)

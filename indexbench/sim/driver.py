@@ -22,7 +22,7 @@ import pyarrow as pa
 import indexes
 import workloads
 from indexbench.sim import cost
-from indexes.simulation import SimBatch, SimChunk
+from indexes.simulation import SimBatch, SimChunk, SimOptions
 from tableformat import metrics as m
 from tableformat.model import ModelTable
 from tableformat.rows import WriteTotals, as_modelled, upsert_row
@@ -189,14 +189,14 @@ def simulate(index: str = "bloom", workload: str | workloads.Workload = "uniform
     parallelism = parallelism or os.cpu_count() or 1
     profile = cost.profile(storage, cores=parallelism)
     model = ModelTable(record_bytes(w), key_bytes=KEY_BYTES[w.key_format])
-    options = indexes.simulation.SimOptions(
+    options = SimOptions(
         seed=w.seed, table_keys=G.total_keys(w), exact_bloom_keys=exact_bloom_keys,
         parallelism=parallelism)
     adapter = idx.simulator(model, options)
     names = partition_names(w)
     run_id = run_id or m.new_run_id()
     out = out or os.path.join("out", f"{w.name}-sim-{run_id}")
-    rows = _existing_rows(out) if write else []
+    rows = m.existing_rows(out) if write else []
     base = {"run_id": run_id, "index": index, "workload": w.name, "run_mode": "sim",
             "storage": profile.name}
     mine = []
@@ -292,10 +292,5 @@ def _parallel(tasks: list[tuple[str, workloads.Workload]], jobs: int,
                 for row in frame.to_dict("records") if progress else []:
                     progress(row)
     result = [frames[i] for i in range(len(tasks))]
-    m.write_metrics(out, _existing_rows(out) + pd.concat(result).to_dict("records"))
+    m.write_metrics(out, m.existing_rows(out) + pd.concat(result).to_dict("records"))
     return result
-
-
-def _existing_rows(out: str) -> list[dict[str, Any]]:
-    p = os.path.join(out, "metrics.parquet")
-    return pd.read_parquet(p).to_dict("records") if os.path.exists(p) else []

@@ -19,7 +19,7 @@ from indexes.base import Param, RecordIndex, bucket_fill
 from indexes.dynamic_rli import rli
 from indexes.dynamic_rli.assigner import BYTES, RECORDS, Capacity, PartitionIndex, assigner_of
 from indexes.dynamic_rli.cache import HashBucketMap
-from indexes.dynamic_rli.core import DynamicRliCore
+from indexes.dynamic_rli.core import DynamicRliCore, capacity_of
 from indexes.dynamic_rli.eviction import PartitionCaches
 from tableformat.errors import IndexBenchError
 
@@ -82,9 +82,7 @@ class DynamicRliIndex(RecordIndex):
         self.capacity()
 
     def capacity(self) -> Capacity:
-        p = self.params
-        return Capacity(p["capacity_mode"], p["max_records"], p["max_file_bytes"],
-                        float(p["record_size_estimate"]))
+        return capacity_of(self.params)
 
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "engine": "DYNAMIC_RLI",

@@ -30,6 +30,12 @@ BATCH_COUNTERS = ("keys_bootstrapped", "bootstrap_s", "rli_files_read", "rli_byt
 RliEntries = tuple[np.ndarray, np.ndarray, int, int]
 
 
+def capacity_of(params: dict[str, Any]) -> Capacity:
+    """The bucket capacity the index's parameters define."""
+    return Capacity(params["capacity_mode"], params["max_records"], params["max_file_bytes"],
+                    float(params["record_size_estimate"]))
+
+
 def member(sorted_values: np.ndarray, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Positions of ``q`` in ``sorted_values`` and whether each is present."""
     if len(sorted_values) == 0:
@@ -61,9 +67,7 @@ class DynamicRliCore:
         self.totals: dict[str, float] = dict.fromkeys(BATCH_COUNTERS, 0)
 
     def capacity(self) -> Capacity:
-        p = self.params
-        return Capacity(p["capacity_mode"], p["max_records"], p["max_file_bytes"],
-                        float(p["record_size_estimate"]))
+        return capacity_of(self.params)
 
     def count(self, **values: float) -> None:
         for k, v in values.items():
