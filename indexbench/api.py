@@ -17,6 +17,7 @@ from typing import Any
 import pandas as pd
 
 import indexes
+import peers as peerlib
 import workloads
 from tableformat import metrics as m
 from tableformat.errors import IndexBenchError, TableConfigError
@@ -112,10 +113,18 @@ def run(index: str = "bloom", workload: str | workloads.Workload = "uniform", *,
 def compare(indexes_: Sequence[str] | None = None, workload: str | workloads.Workload = "uniform",
             *, params: dict[str, dict[str, Any]] | None = None, out: str | None = None,
             spark=None, master: str | None = None, progress: Progress | None = None,
-            **sizes: Any) -> pd.DataFrame:
-    """Run every index on identical batches (same workload and seed), one metrics file."""
+            peers: Sequence[str] = (), **sizes: Any) -> pd.DataFrame:
+    """Run every index on identical batches (same workload and seed), one metrics file.
+
+    ``peers`` (e.g. ``("delta",)``, see ``peers.names()``) adds yardsticks: the same
+    batches through another table format's own upsert, one more series each (its
+    ``index`` is the peer's series name, e.g. ``delta-merge``). A peer whose package is
+    missing is refused before anything runs.
+    """
     from indexbench.spark import get_session
 
+    peer_names = list(peers)
+    peerlib.check(peer_names)
     names = list(indexes_ or default_compare_indexes())
     w = load_workload(workload, **sizes)
     out = out or default_out(w.name)
@@ -125,12 +134,45 @@ def compare(indexes_: Sequence[str] | None = None, workload: str | workloads.Wor
     for name in names:
         frames.append(run(name, w, params=(params or {}).get(name), out=out, spark=spark,
                           progress=progress, run_id=run_id))
+    peer_info = {}
+    for name in peer_names:
+        peer = peerlib.get(name)
+        uri = os.path.join(out, "tables", peer.SERIES)
+        frames.append(run_peer(name, w, out=out, table=uri, progress=progress, run_id=run_id))
+        peer_info[peer.SERIES] = {**peer.describe(), "table": uri}
     m.write_run_json(out, {"run_id": run_id, "command": "compare", "workload": vars(w),
                            "indexes": {n: indexes.get(n, **(params or {}).get(n, {})).describe()
                                        for n in names},
                            "tables": {n: os.path.join(out, "tables", n) for n in names},
+                           **({"peers": peer_info} if peer_info else {}),
                            "master": spark.sparkContext.master})
     return pd.concat(frames, ignore_index=True)
+
+
+def run_peer(peer: str = "delta", workload: str | workloads.Workload = "uniform", *,
+             out: str | None = None, table: str | None = None,
+             progress: Progress | None = None, run_id: str | None = None,
+             **sizes: Any) -> pd.DataFrame:
+    """A workload's batches through a peer (``peers.get(peer)``, no Spark); its rows.
+
+    The batches are ``workloads.generator``'s, the same rows the Spark runs get. Rows are
+    appended to ``out``'s metrics file; the peer's table (default
+    ``<out>/tables/<series>``) resumes like an index's.
+    """
+    p = peerlib.get(peer)
+    w = load_workload(workload, **sizes)
+    out = out or default_out(w.name)
+    run_id = run_id or m.new_run_id()
+    tbl = p.open_table(table or os.path.join(out, "tables", p.SERIES), workload_fingerprint(w))
+    rows = m.existing_rows(out)
+    for b in range(tbl.committed_batches(), w.batches + 1):
+        row = {"run_id": run_id, "index": p.SERIES, "workload": w.name, **tbl.upsert(w, b)}
+        rows.append(row)
+        m.write_metrics(out, rows)
+        if progress:
+            progress(row)
+    df = m.to_frame(rows)
+    return df[df["index"] == p.SERIES].reset_index(drop=True)
 
 
 def default_compare_indexes() -> list[str]:
@@ -161,8 +203,8 @@ def calibrate(run_dir: str, out: str | None = None, base: str = "local",
     from indexbench.sim import cost
 
     df = m.read_metrics(run_dir)
-    if "run_mode" in df.columns:
-        df = df[df["run_mode"].fillna("run") != "sim"]
+    if "run_mode" in df.columns:  # the driver's rows only: not simulated, not a peer's
+        df = df[df["run_mode"].fillna("run") == "run"]
     if df.empty:
         raise IndexBenchError(f"{run_dir}: no rows of a real run to calibrate on")
     profile, report_ = cost.calibrate(df, base=base, cores=cores or os.cpu_count())
@@ -196,5 +238,5 @@ def report(dirs: str | os.PathLike | Sequence[str | os.PathLike] = (), out: str 
     return reports.write_report(dirs, out, asv_results=asv_results, strict=strict)
 
 
-__all__ = ["run", "compare", "sim", "calibrate", "verify", "summary", "report",
+__all__ = ["run", "compare", "run_peer", "sim", "calibrate", "verify", "summary", "report",
            "load_workload", "IndexBenchError"]

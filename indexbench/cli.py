@@ -8,6 +8,7 @@ from typing import Any
 
 import pandas as pd
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table as RichTable
 
@@ -66,6 +67,13 @@ def _progress_bar(total: int):
                         MofNCompleteColumn(), TimeElapsedColumn(), console=console)
 
     def on_batch(row: dict[str, Any]) -> None:
+        if row.get("run_mode") == "peer":  # a peer: no index, so no tag phase or counters
+            progress.console.print(
+                f"  {row['index']:<14} batch {int(row['batch']):>3}  "
+                f"{int(row['records']):>9,} rec  merge {row['write_s']:6.2f}s  "
+                f"total {row['total_s']:6.2f}s  (peer: no index counters)")
+            progress.advance(task)
+            return
         sim = row.get("tag_s") is None  # a simulated row: its seconds are modelled
         tag, write = (row.get("model_tag_s"), row.get("model_write_s")) if sim else \
             (row["tag_s"], row["write_s"])
@@ -117,18 +125,21 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
+    import peers
     from indexbench import api
 
     names = [n.strip() for n in args.indexes.split(",")] if args.indexes else \
         api.default_compare_indexes()
+    peer_names = peers.parse(args.peers)
+    peers.check(peer_names)  # a missing package: one clear error before anything runs
     w = api.load_workload(args.workload, args.batches, args.batch_size,
                           args.initial_records, args.seed)
     out = args.out or api.default_out(w.name)
     sets = parse_sets(args.sets)
-    progress, on_batch = _progress_bar((w.batches + 1) * len(names))
+    progress, on_batch = _progress_bar((w.batches + 1) * (len(names) + len(peer_names)))
     with progress:
         df = api.compare(names, w, params={n: sets.get(n, {}) for n in names}, out=out,
-                         master=args.master, progress=on_batch)
+                         master=args.master, progress=on_batch, peers=peer_names)
     _print_summary(df)
     console.print(f"metrics: {out}/metrics.parquet")
     console.print(f"report: {api.report([out])}")
@@ -256,6 +267,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_run)
     p = sub.add_parser("compare", help="run several indexes on identical batches")
     p.add_argument("--indexes", help=f"comma-separated (default {','.join(indexes.names())})")
+    p.add_argument("--peers", metavar="NAME[,NAME]",
+                   help="also run these yardsticks on the same batches: 'delta' (delta-rs "
+                        "MERGE, series delta-merge; needs pip install -e \".[peers]\")")
     _add_run_options(p)
     p.set_defaults(func=cmd_compare)
     p = sub.add_parser("sim", help="simulate indexes without Spark (model table, up to "
@@ -319,7 +333,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.func(args)
     except (IndexBenchError, ValueError, FileNotFoundError) as exc:
-        console.print(f"[red]error:[/red] {exc}")
+        console.print(f"[red]error:[/red] {escape(str(exc))}")  # [..] in it is not markup
         return 2
 
 

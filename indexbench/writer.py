@@ -4,6 +4,11 @@ Records of a batch are grouped by target file group; each group is merged with t
 group's current base file (larger ordering value wins, ties go to the incoming record,
 as Hudi's DefaultHoodieRecordPayload) and written as a new base file with Hudi's meta
 columns and footer metadata.
+
+Why Arrow end to end: the merge is a hash lookup of the incoming keys in the old file's
+key column (``pyarrow.compute.index_in``), one vectorized ordering comparison, two
+``take``s and one sort of the result by record key. No pandas object columns and no
+per-row Python, so the merge costs about the Parquet I/O it wraps.
 """
 
 from __future__ import annotations
@@ -14,10 +19,17 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from tableformat import basefile as bf
 from tableformat.fs import IOStats
-from tableformat.table import WRITE_STATS_SCHEMA  # noqa: F401 (re-exported)
+from tableformat.table import WRITE_STATS_SCHEMA
+
+_DDL_TYPES = {"string": pa.string(), "long": pa.int64(), "int": pa.int32()}
+# The write stat row in Arrow (Spark's applyInArrow needs the exact types).
+WRITE_STATS_ARROW = pa.schema([
+    pa.field(name, _DDL_TYPES[kind]) for name, kind in
+    (part.split() for part in WRITE_STATS_SCHEMA.split(","))])
 
 
 @dataclass(frozen=True)
@@ -31,19 +43,56 @@ class MergeSpec:
     ordering_field: str
     data_schema: pa.Schema
 
+    @property
+    def file_schema(self) -> pa.Schema:
+        """Hudi's five string meta columns, then the data columns."""
+        return pa.schema([pa.field(c, pa.string()) for c in bf.META_COLUMNS]
+                         + list(self.data_schema))
 
-def precombine(records: pd.DataFrame, key_field: str, ordering_field: str) -> pd.DataFrame:
-    """One record per key: the one with the larger ordering value (later arrival on ties)."""
-    ordered = records.assign(_arrival=np.arange(len(records)))
-    ordered = ordered.sort_values([ordering_field, "_arrival"], kind="stable")
-    return ordered.drop_duplicates(key_field, keep="last").drop(columns="_arrival")
+
+def _as_arrow(records: pa.Table | pd.DataFrame, schema: pa.Schema) -> pa.Table:
+    """The data columns of ``records`` in the table's schema (pandas accepted for callers
+    outside the hot path)."""
+    if isinstance(records, pd.DataFrame):
+        return pa.Table.from_pandas(records[schema.names], schema=schema, preserve_index=False)
+    return records.select(schema.names).cast(schema)
+
+
+def _last_of_runs(sorted_keys: pa.Array) -> np.ndarray:
+    """Mask of the last row of every run of equal keys in ``sorted_keys``."""
+    n = len(sorted_keys)
+    last = np.ones(n, dtype=bool)
+    if n > 1:
+        same = pc.equal(sorted_keys.slice(0, n - 1), sorted_keys.slice(1))
+        last[:-1] = ~same.to_numpy(zero_copy_only=False)
+    return last
+
+
+def precombine(records: pa.Table | pd.DataFrame, key_field: str, ordering_field: str,
+               schema: pa.Schema | None = None) -> pa.Table:
+    """One record per key: the one with the larger ordering value (later arrival on ties).
+
+    Returns the survivors sorted by key.
+    """
+    table = records if isinstance(records, pa.Table) else \
+        pa.Table.from_pandas(records, preserve_index=False)
+    if schema is not None:
+        table = _as_arrow(table, schema)
+    arrival = pa.array(np.arange(table.num_rows, dtype=np.int64))
+    order = pc.sort_indices(
+        pa.table({"k": table.column(key_field), "o": table.column(ordering_field),
+                  "a": arrival}),
+        sort_keys=[("k", "ascending"), ("o", "ascending"), ("a", "ascending")])
+    table = table.take(order)
+    keys = table.column(key_field).combine_chunks()
+    return table.filter(pa.array(_last_of_runs(keys)))
 
 
 def merge_file_group(
     spec: MergeSpec,
     partition: str,
     file_id: str,
-    incoming: pd.DataFrame,
+    incoming: pa.Table | pd.DataFrame,
     prev_path: str | None,
     write_token: str,
     footer_fn: Callable[[pa.Array], tuple[dict[str, str], int]],
@@ -54,47 +103,60 @@ def merge_file_group(
 
     table = Table(spec.table_uri)
     key, order = spec.key_field, spec.ordering_field
-    data_cols = spec.data_schema.names
-    incoming = precombine(incoming[data_cols], key, order)
+    schema = spec.file_schema
+    fresh = precombine(incoming, key, order, spec.data_schema)
     merge_stats = IOStats()
     if prev_path is not None:
-        old = bf.read_base_file(table.fs, table.abs_path(prev_path), merge_stats).to_pandas()
-        old_keys = old[key].to_numpy(dtype=object)
+        old = bf.read_base_file(table.fs, table.abs_path(prev_path), merge_stats)
+        old = old.select(schema.names).cast(schema)
     else:
-        old = pd.DataFrame(columns=bf.META_COLUMNS + data_cols)
-        old_keys = np.empty(0, dtype=object)
-    is_update = np.isin(incoming[key].to_numpy(dtype=object), old_keys)
+        old = schema.empty_table()
 
     file_name = bf.BaseFileName(file_id, write_token, spec.instant).name
     rel_path = f"{partition}/{file_name}" if partition else file_name
     task_part = write_token.split("-")[0]
-    fresh = incoming.copy()
-    fresh.insert(0, bf.COMMIT_TIME, spec.instant)
-    fresh.insert(1, bf.COMMIT_SEQNO, [f"{spec.instant}_{task_part}_{i}" for i in range(len(fresh))])
-    fresh.insert(2, bf.RECORD_KEY, fresh[key].astype(str))
-    fresh.insert(3, bf.PARTITION_PATH, partition)
-    fresh.insert(4, bf.FILE_NAME, file_name)
+    n = fresh.num_rows
+    fresh_keys = fresh.column(key).combine_chunks()
+    seqno = pc.binary_join_element_wise(
+        pa.scalar(f"{spec.instant}_{task_part}"),
+        pc.cast(pa.array(np.arange(n, dtype=np.int64)), pa.string()), "_")
+    fresh = pa.Table.from_arrays(
+        [pa.repeat(pa.scalar(spec.instant), n), seqno,
+         pc.cast(fresh_keys, pa.string()), pa.repeat(pa.scalar(partition), n),
+         pa.repeat(pa.scalar(file_name), n),
+         *fresh.columns], schema=schema)
 
-    both = pd.concat([old.assign(_src=0), fresh.assign(_src=1)], ignore_index=True)
-    both = both.sort_values([key, order, "_src"], kind="stable")
-    merged = both.drop_duplicates(key, keep="last").drop(columns="_src")
-    merged[bf.FILE_NAME] = file_name
-    merged = merged.sort_values(bf.RECORD_KEY, kind="stable").reset_index(drop=True)
+    # Where each incoming key sits in the old file (-1: an insert).
+    pos = pc.index_in(fresh_keys, value_set=old.column(key).combine_chunks())
+    is_update = pos.is_valid().to_numpy(zero_copy_only=False)
+    pos_np = pos.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
+    keep_new = np.ones(n, dtype=bool)
+    if is_update.any():
+        upd = np.flatnonzero(is_update)
+        new_order = fresh.column(order).take(pa.array(upd))
+        old_order = old.column(order).take(pa.array(pos_np[upd]))
+        # Ties go to the incoming record; an older incoming record loses to the stored one.
+        wins = pc.greater_equal(new_order, old_order).fill_null(True)
+        keep_new[upd] = wins.to_numpy(zero_copy_only=False)
+    keep_old = np.ones(old.num_rows, dtype=bool)
+    keep_old[pos_np[is_update & keep_new]] = False
+    merged = pa.concat_tables([old.filter(pa.array(keep_old)),
+                               fresh.filter(pa.array(keep_new))])
+    merged = merged.take(pc.sort_indices(merged.column(bf.RECORD_KEY)))
+    merged = merged.set_column(
+        schema.get_field_index(bf.FILE_NAME), schema.field(bf.FILE_NAME),
+        pa.repeat(pa.scalar(file_name), merged.num_rows))
 
-    schema = pa.schema([pa.field(c, pa.string()) for c in bf.META_COLUMNS]
-                       + list(spec.data_schema))
-    out = pa.Table.from_pandas(merged[bf.META_COLUMNS + data_cols], schema=schema,
-                               preserve_index=False)
-    keys = out.column(bf.RECORD_KEY).combine_chunks()
+    keys = merged.column(bf.RECORD_KEY).combine_chunks()
     footer, index_bytes = footer_fn(keys)
-    min_key, max_key = merged[bf.RECORD_KEY].iat[0], merged[bf.RECORD_KEY].iat[-1]
+    min_key, max_key = keys[0].as_py(), keys[-1].as_py()
     footer = {bf.MIN_KEY_FOOTER: min_key, bf.MAX_KEY_FOOTER: max_key, **footer}
     table.fs.create_dir(table.abs_path(partition), recursive=True)
-    size = bf.write_base_file(table.fs, table.abs_path(rel_path), out, footer)
+    size = bf.write_base_file(table.fs, table.abs_path(rel_path), merged, footer)
     return {
         "partition": partition, "fileId": file_id, "path": rel_path,
         "prevCommit": bf.BaseFileName.parse(prev_path).instant if prev_path else "null",
-        "numWrites": len(merged), "numInserts": int((~is_update).sum()),
+        "numWrites": merged.num_rows, "numInserts": int((~is_update).sum()),
         "numUpdateWrites": int(is_update.sum()), "numDeletes": 0, "totalWriteBytes": size,
         "indexBytes": index_bytes, "mergeFilesRead": merge_stats.files_read,
         "mergeBytesRead": merge_stats.bytes_read, "minRecordKey": min_key,

@@ -37,6 +37,7 @@ from typing import Any
 
 import bitarray
 import numpy as np
+import pyarrow as pa
 import pybloom_live
 
 __all__ = [
@@ -179,17 +180,29 @@ class _BulkHasher:
         """Key bytes exactly as pybloom hashes them (UTF-8 of str, else of ``str(key)``)."""
         return [k.encode("utf-8") if isinstance(k, str) else str(k).encode("utf-8") for k in keys]
 
-    def stage_positions(self, enc: Sequence[bytes], stage: int) -> np.ndarray:
-        """Absolute bit positions of the slices covered by salt ``stage``: (n, slices), int64."""
-        n = len(enc)
+    @property
+    def family(self) -> tuple[Any, ...]:
+        """What fixes a key's first-salt bit positions: same family, same positions (k,
+        slice size, word format, digest, salts). Filters of one table share it."""
         if self.salts is None:
-            flat = [p for kb in enc for p in self.row.make_hashes(kb.decode("utf-8"))]
-            return np.asarray(flat, dtype=np.int64).reshape(n, self.k) + self.offsets
+            return ("per-key", id(self))
+        return (self.k, self.bits_per_slice, self.dtype.str, self.salts[0].name,
+                len(self.salts))
+
+    def _stage_span(self, stage: int) -> tuple[int, int, int]:
         per_salt = self.salts[0].digest_size // self.dtype.itemsize
         lo = stage * per_salt
-        hi = min(self.k, lo + per_salt)
+        return per_salt, lo, min(self.k, lo + per_salt)
+
+    def stage_words(self, enc: Sequence[bytes], stage: int) -> np.ndarray:
+        """Raw digest words of salt ``stage`` (before the modulo): (n, slices of the stage).
+
+        One salted digest per key, the only per-key Python work of a probe; a caller
+        that probes the same keys against many files computes this once."""
+        per_salt, lo, hi = self._stage_span(stage)
+        n = len(enc)
         if n == 0:
-            return np.empty((0, hi - lo), dtype=np.int64)
+            return np.empty((0, hi - lo), dtype=self.dtype)
         salt = self.salts[stage]
         parts: list[bytes] = []
         append = parts.append
@@ -198,8 +211,21 @@ class _BulkHasher:
             h.update(kb)
             append(h.digest())
         words = np.frombuffer(b"".join(parts), dtype=self.dtype).reshape(n, per_salt)
-        words = words[:, : hi - lo] % self.dtype.type(self.bits_per_slice)
-        return words.astype(np.int64) + self.offsets[lo:hi]
+        return words[:, : hi - lo]
+
+    def words_to_positions(self, words: np.ndarray, stage: int) -> np.ndarray:
+        """Absolute bit positions of salt ``stage``'s slices from its raw words."""
+        _, lo, hi = self._stage_span(stage)
+        slot = words % self.dtype.type(self.bits_per_slice)
+        return slot.astype(np.int64) + self.offsets[lo:hi]
+
+    def stage_positions(self, enc: Sequence[bytes], stage: int) -> np.ndarray:
+        """Absolute bit positions of the slices covered by salt ``stage``: (n, slices), int64."""
+        n = len(enc)
+        if self.salts is None:
+            flat = [p for kb in enc for p in self.row.make_hashes(kb.decode("utf-8"))]
+            return np.asarray(flat, dtype=np.int64).reshape(n, self.k) + self.offsets
+        return self.words_to_positions(self.stage_words(enc, stage), stage)
 
     def positions(self, keys: Sequence[Any]) -> np.ndarray:
         """Absolute bit positions of all k slices, shape (len(keys), k), int64."""
@@ -230,6 +256,33 @@ def _test_bits(row: _Row, positions: np.ndarray) -> np.ndarray:
     buf = np.frombuffer(row.bitarray, dtype=np.uint8)
     bits = (buf[positions >> 3] >> (positions & 7).astype(np.uint8)) & 1
     return bits.all(axis=1)
+
+
+def _test_positions(row: _Row, pos_t: np.ndarray) -> np.ndarray:
+    """Per key (column of ``pos_t``: absolute bit positions, one row per slice): are all
+    its bits set? Slice by slice over the keys still alive: a non-member usually fails
+    within a few of its bits, so a probe is a few gathers per key, not k. Many keys: the
+    bit vector is unpacked to one byte per bit first, so each test is one gather."""
+    buf = np.frombuffer(row.bitarray, dtype=np.uint8)
+    n = pos_t.shape[1]
+    if n * 8 >= row.num_bits // 8:  # unpacking costs about what n shift-and-mask tests do
+        bits = np.unpackbits(buf, bitorder="little").view(bool)
+        alive = np.flatnonzero(bits[pos_t[0]])
+        for j in range(1, pos_t.shape[0]):
+            if alive.size == 0:
+                break
+            alive = alive[bits[pos_t[j, alive]]]
+    else:
+        p = pos_t[0]
+        alive = np.flatnonzero(buf[p >> 3] & (np.uint8(1) << (p & 7).astype(np.uint8)))
+        for j in range(1, pos_t.shape[0]):
+            if alive.size == 0:
+                break
+            p = pos_t[j, alive]
+            alive = alive[(buf[p >> 3] & (np.uint8(1) << (p & 7).astype(np.uint8))) != 0]
+    out = np.zeros(n, dtype=bool)
+    out[alive] = True
+    return out
 
 
 @dataclass
@@ -278,17 +331,24 @@ class _DynamicPolicy:
         return out
 
 
-def _as_key_list(keys: Iterable[Any]) -> list[Any]:
-    """Materialise keys (list, numpy, pandas, pyarrow) as a Python list of str."""
-    if hasattr(keys, "to_pylist"):
-        out = keys.to_pylist()  # pyarrow
-    elif hasattr(keys, "tolist"):
-        out = keys.tolist()  # numpy / pandas
-    else:
-        out = list(keys)
-    if any(k is None for k in out):
-        raise TypeError("bloom filter keys cannot be null (Hudi throws NullPointerException)")
-    return out
+def _as_key_array(keys: Iterable[Any]) -> np.ndarray:
+    """Keys (list, numpy, pandas, pyarrow) as a numpy object array, refusing nulls."""
+    if isinstance(keys, pa.Array | pa.ChunkedArray):
+        if keys.null_count:
+            raise TypeError(_NULL_KEY)
+        return keys.to_numpy(zero_copy_only=False)
+    if hasattr(keys, "to_numpy"):
+        keys = keys.to_numpy()  # pandas
+    arr = keys if isinstance(keys, np.ndarray) and keys.dtype == object else \
+        np.asarray(list(keys) if not isinstance(keys, np.ndarray) else keys, dtype=object)
+    if arr.ndim != 1:
+        arr = arr.reshape(-1)
+    if len(arr) and (arr == None).any():  # noqa: E711 - elementwise, in C
+        raise TypeError(_NULL_KEY)
+    return arr
+
+
+_NULL_KEY = "bloom filter keys cannot be null (Hudi throws NullPointerException)"
 
 
 class HoodieBloomFilter:
@@ -396,8 +456,8 @@ class HoodieBloomFilter:
 
     def add_keys(self, keys: Iterable[str]) -> None:
         """Add keys in order; each goes to the row Hudi's add policy picks."""
-        key_list = _as_key_list(keys)
-        if not key_list:
+        key_list = _as_key_array(keys)
+        if not len(key_list):
             return
         targets = self._policy.assign(len(key_list))
         while len(self._rows) < self._policy.rows:
@@ -418,27 +478,76 @@ class HoodieBloomFilter:
         """Membership: False means certainly absent; True may be a false positive."""
         return bool(self.might_contain_many([key])[0])
 
-    def might_contain_many(self, keys: Iterable[str]) -> np.ndarray:
+    @property
+    def hash_family(self) -> tuple[Any, ...]:
+        """Filters with equal families hash a key to the same raw words
+        (:meth:`prehash`), so one prehash serves every file of a table."""
+        return self._hasher.family
+
+    def prehash(self, keys: Iterable[str], all_slices: bool = False) -> np.ndarray:
+        """The keys' bit positions, to pass to :meth:`might_contain_many` for every filter
+        of the same :attr:`hash_family`: a batch's keys are hashed once, however many
+        files they are probed against. Shape (slices, len(keys)), uint32, one row per
+        slice (a probe reads a slice's positions for all keys contiguously): the first
+        salt's slices (one digest per key; keys that pass them are hashed again at probe
+        time), or all ``k`` with ``all_slices`` (every digest now, none later). The
+        positions of keys ``lo:hi`` are ``prehashed[:, lo:hi]``."""
+        h = self._hasher
+        if h.salts is None:
+            raise ValueError("pybloom's hashing could not be vectorized; probe keys directly")
+        enc = h.encode(_as_key_array(keys))
+        stages = range(h.stages if all_slices else 1)
+        words = [h.stage_words(enc, j) for j in stages]
+        out = np.hstack(words) if len(words) > 1 else words[0]
+        slots = (out % out.dtype.type(h.bits_per_slice)).astype(np.uint64)
+        pos = slots + h.offsets[: out.shape[1]].astype(np.uint64)
+        return np.ascontiguousarray(
+            pos.astype(np.uint32 if self.bits_per_row < 2**32 else np.uint64).T)
+
+    def might_contain_many(self, keys: Iterable[str], prehashed: np.ndarray | None = None
+                           ) -> np.ndarray:
         """Vectorized ``might_contain``: bool array aligned with ``keys``.
 
         Hashes salt by salt, as pybloom's lazy ``make_hashes`` does, so a key already ruled out
         by every row after the first salt's slices never pays for the second hash.
+        ``prehashed``: the keys' :meth:`prehash` positions from a filter of the same
+        :attr:`hash_family`; then the first salt costs no hashing at all.
         """
-        enc = self._hasher.encode(_as_key_list(keys))
-        n = len(enc)
+        if prehashed is not None and prehashed.shape[0] == self.hashes_per_row:
+            return self._probe_positions(np.ascontiguousarray(prehashed), len(keys))
+        key_arr = _as_key_array(keys)
+        n = len(key_arr)
         alive = np.ones((len(self._rows), n), dtype=bool)
         cand = np.arange(n)
         for stage in range(self._hasher.stages):
             if cand.size == 0:
                 break
-            sub = enc if cand.size == n else [enc[i] for i in cand]
-            pos = self._hasher.stage_positions(sub, stage)
+            if stage == 0 and prehashed is not None:
+                if prehashed.shape[1] != n:
+                    raise ValueError("prehashed positions do not match the keys")
+                pos_t = np.ascontiguousarray(prehashed)
+                for r, row in enumerate(self._rows):
+                    alive[r] = _test_positions(row, pos_t)
+                cand = cand[alive.any(axis=0)]
+                continue
+            # hash only the keys still alive
+            sub = key_arr if cand.size == n else key_arr[cand]
+            pos = self._hasher.stage_positions(self._hasher.encode(sub), stage)
             for r, row in enumerate(self._rows):
                 live = alive[r, cand]
                 if live.any():
                     alive[r, cand[live]] = _test_bits(row, pos[live])
             cand = cand[alive[:, cand].any(axis=0)]
         return alive.any(axis=0)
+
+    def _probe_positions(self, pos_t: np.ndarray, n: int) -> np.ndarray:
+        """Membership from all k positions of every key (no hashing): any row says yes."""
+        if pos_t.shape[1] != n:
+            raise ValueError("prehashed positions do not match the keys")
+        out = np.zeros(n, dtype=bool)
+        for row in self._rows:
+            out |= _test_positions(row, pos_t)
+        return out
 
     def __contains__(self, key: str) -> bool:
         return self.might_contain(key)

@@ -49,12 +49,16 @@ KNOWN_EXTRA_COLUMNS = frozenset({
     "buckets_created", "buckets_created_total", "bucket_count_total", "hash_collisions",
     "num_assigners", "rli_files_read", "rli_bytes_read", "rli_entries_written",
     "rli_compactions",
+    # seconds of the phases before tagging (the driver's and a peer's)
+    "generate_s", "validate_s", "precombine_s",
+    # peers (``run_mode = "peer"``; their own figures are the peer_* family)
+    "table_bytes",
     # reports
     "run", "series",
 })
 # Families of extra columns (multiple-rehash: rescaled_<bucket fill>_before/_after;
-# the simulator's modelled figures: model_<column>).
-KNOWN_EXTRA_PREFIXES = ("rescaled_", "model_")
+# the simulator's modelled figures: model_<column>; a peer's own figures: peer_<name>).
+KNOWN_EXTRA_PREFIXES = ("rescaled_", "model_", "peer_")
 SNAKE = re.compile(r"^[a-z][a-z0-9_]*$")
 
 
@@ -131,6 +135,15 @@ def is_sim(df: pd.DataFrame) -> pd.Series:
     if "run_mode" not in df.columns:
         return pd.Series(False, index=df.index, dtype=bool)
     return df["run_mode"].astype("string").str.strip().str.lower().eq("sim").fillna(False) \
+        .astype(bool)
+
+
+def is_peer(df: pd.DataFrame) -> pd.Series:
+    """Per row: a peer's (``run_mode == "peer"``, e.g. delta-merge)? Its index counters
+    are empty: it has no record index."""
+    if "run_mode" not in df.columns:
+        return pd.Series(False, index=df.index, dtype=bool)
+    return df["run_mode"].astype("string").str.strip().str.lower().eq("peer").fillna(False) \
         .astype(bool)
 
 

@@ -10,6 +10,11 @@ Simulated series (``run_mode == "sim"``) are labelled ``<index> (sim)`` and draw
 with hollow markers in the index's colour. Their byte and second figures are models
 (``model_<column>``): a figure of measured seconds or bytes draws them from the
 ``model_*`` column and says "modelled" in its legend or title, never as measured.
+
+Peer series (``run_mode == "peer"``, e.g. ``delta-merge``: the same batches through
+delta-rs MERGE) have measured seconds and no index counters: they are drawn wherever
+seconds per batch are (latency), and left out of figures of counters they leave empty
+(files read, index bytes, cost vs table size) rather than drawn as 0.
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ from matplotlib.patches import Patch
 from matplotlib.ticker import NullFormatter
 
 from reports import style
-from reports.data import default_index_params, is_sim, normalise
+from reports.data import default_index_params, is_peer, is_sim, normalise
 
 MIB = 1024 * 1024
 FP_UPPER_BOUND_Z = 3.0  # "rule of three": 95% upper bound on a rate after 0 of n events
@@ -62,6 +67,11 @@ SIM_LINESTYLES: list[Any] = ["--", (0, (7, 2)), (0, (2, 2)), (0, (9, 2, 3, 2))]
 def is_sim_series(g: pd.DataFrame) -> bool:
     """Whether a series' rows are simulated (``run_mode == "sim"``)."""
     return bool(len(g)) and bool(is_sim(g).all())
+
+
+def is_peer_series(g: pd.DataFrame) -> bool:
+    """Whether a series is a peer's (``run_mode == "peer"``: no index, no counters)."""
+    return bool(len(g)) and bool(is_peer(g).all())
 
 
 def _line_style(df: pd.DataFrame, name: str, g: pd.DataFrame) -> dict[str, Any]:
@@ -279,6 +289,8 @@ def files_read_figure(df: pd.DataFrame) -> Figure:
         ax_f, ax_b = axes[0]
         any_model = False
         for label, name, g in iter_series(df):
+            if is_peer_series(g):  # no index: nothing read to tag (empty, not 0)
+                continue
             x = _before(g, "table_records")
             kw = {**_line_style(df, name, g), "label": label}
             ax_f.plot(x, _num(g, "files_read").fillna(0), **kw)
@@ -343,7 +355,8 @@ def scale_figure(df: pd.DataFrame) -> Figure | None:
     if not has_scale(df):
         return None
     series = [(label, name, g, scale_points(g)) for label, name, g in iter_series(df)]
-    series = [s for s in series if len(s[3])]
+    # a peer's rows have neither files read nor tag seconds: nothing to draw
+    series = [s for s in series if len(s[3]) and not is_peer_series(s[2])]
     with style.paper():
         fig, axes = style.figure(1, 2, height=3.1)
         ax_f, ax_t = axes[0]
@@ -430,10 +443,17 @@ def latency_figure(df: pd.DataFrame) -> Figure:
                        edgecolor=color, linewidth=0.8 if modelled else 0.5, width=0.75,
                        linestyle="--" if modelled else "-")
                 bottom += parts[col]
+            if len(g) <= 12:  # total_s on each bar: a short bar stays readable on sharey
+                for xi, t in zip(x, total.to_numpy(), strict=True):
+                    if np.isfinite(t):
+                        ax.text(xi, t, f"{t:.2g}s", ha="center", va="bottom", fontsize=6,
+                                color=color)
             ax.set_xticks(x, [str(int(b)) for b in g["batch"]])
             ax.set_xlabel("batch (0 = initial load)")
-            ax.set_title(f"{label}\nmodelled seconds (model_*)" if modelled
-                         else f"{label}\nmeasured seconds", color=color, fontsize=8.5)
+            kind = "modelled seconds (model_*)" if modelled else \
+                "measured seconds; MERGE drawn as write" if is_peer_series(g) else \
+                "measured seconds"
+            ax.set_title(f"{label}\n{kind}", color=color, fontsize=8.5)
         for ax in flat[len(series):]:
             ax.set_axis_off()
         for ax in axes[:, 0]:
@@ -535,6 +555,8 @@ def index_bytes_figure(df: pd.DataFrame) -> Figure:
                 # memory is counted in both; disk bytes of a simulated run are modelled
                 y, modelled = measured_or_model(g, col) if col == "index_disk_bytes" \
                     else (_num(g, col), False)
+                if is_peer_series(g):  # no index: no bytes to draw (empty, not 0)
+                    continue
                 ok = (y > 0) & (keys > 0)
                 if not ok.any():
                     zero[col].append(label)

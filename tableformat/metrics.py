@@ -47,12 +47,15 @@ def to_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
     for col in CONTRACT_COLUMNS:
         if col not in df.columns:
             df[col] = pd.NA
-    simulated = df["run_mode"].eq("sim") if "run_mode" in df.columns else False
+    mode = df["run_mode"] if "run_mode" in df.columns else pd.Series(pd.NA, index=df.index)
+    simulated = mode.eq("sim").fillna(False).astype(bool)
+    peer = mode.eq("peer").fillna(False).astype(bool)
     for col in COUNT_COLUMNS:
         values = pd.to_numeric(df[col], errors="coerce")
-        # a simulated row's measured bytes stay empty (its model_* column has them)
-        fill = ~simulated if col in MEASURED_ONLY else True
-        df[col] = values.where(values.notna() | ~pd.Series(fill, index=df.index), 0)
+        # a simulated row's measured bytes stay empty (its model_* column has them); a
+        # peer's row leaves every index counter empty (it has no index to count)
+        fill = ~peer & (~simulated if col in MEASURED_ONLY else True)
+        df[col] = values.where(values.notna() | ~fill, 0)
     extras = sorted(c for c in df.columns if c not in CONTRACT_COLUMNS)
     df = df[CONTRACT_COLUMNS + extras]
     for col in df.columns:

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from typing import Any
 
 # Columns that hold measured bytes or seconds in a real run; a model fills them in sim.
-MEASURED_ONLY = ("bytes_read", "bytes_written", "merge_bytes_read", "tag_s", "write_s",
+MEASURED_ONLY = ("bytes_read", "bytes_written", "merge_bytes_read", "generate_s",
+                 "validate_s", "precombine_s", "tag_s", "write_s",
                  "commit_s", "total_s", "shuffle_bytes", "shuffle_read_bytes",
                  "index_disk_bytes", "rli_bytes_read", "rli_bytes_written", "bootstrap_s")
 
@@ -75,6 +76,8 @@ def upsert_row(*, batch_no: int, instant: str, input_records: int, records: int,
         "operation": "upsert", "batch": batch_no, "instant": instant,
         "input_records": input_records, "records": records,
         "inserts": writes.inserts, "updates": writes.updates,
+        "generate_s": timings.get("generate_s"), "validate_s": timings.get("validate_s"),
+        "precombine_s": timings.get("precombine_s"),
         "tag_s": timings.get("tag_s"), "write_s": timings.get("write_s"),
         "commit_s": timings.get("commit_s"), "total_s": timings.get("total_s"),
         "partitions_touched": partitions_touched,
@@ -93,6 +96,42 @@ def upsert_row(*, batch_no: int, instant: str, input_records: int, records: int,
         "merge_files_read": writes.merge_files_read,
         "merge_bytes_read": writes.merge_bytes_read,
         "keys_hashed": counts.get("keys_hashed", 0),
+    }
+    return row
+
+
+# Contract (and driver) columns a peer cannot see: it has no record index, no file groups,
+# no separate tag or commit phase. Empty in its rows, never 0 (DESIGN §6).
+PEER_UNSEEN = ("tag_s", "commit_s", "file_groups", "candidate_files", "files_read",
+               "bytes_read", "footers_read", "bloom_checks", "bloom_positives",
+               "false_positives", "fp_rate", "buckets", "bucket_records_max",
+               "bucket_records_mean", "index_mem_bytes", "index_disk_bytes", "keys_hashed",
+               "merge_files_read", "merge_bytes_read")
+
+
+def peer_upsert_row(*, batch_no: int, input_records: int, records: int,
+                    partitions_touched: int, inserts: int, updates: int,
+                    records_written: int, files_written: int, bytes_written: float,
+                    files_in_table: int, table_records: int, table_bytes: float,
+                    timings: Mapping[str, float | None],
+                    extra: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The metrics row of one batch a peer (another table format's own upsert, e.g.
+    delta-rs MERGE) applied: ``run_mode = "peer"``; only what it can see is filled, with
+    the meaning the columns have for the driver (``records`` after pre-combining,
+    ``updates`` = incoming records whose key existed, ``records_rewritten`` = records
+    copied unchanged into rewritten files); ``PEER_UNSEEN`` stay empty."""
+    row: dict[str, Any] = {
+        "operation": "upsert", "run_mode": "peer", "batch": batch_no,
+        "input_records": input_records, "records": records, "inserts": inserts,
+        "updates": updates, "write_s": timings.get("write_s"),
+        "total_s": timings.get("total_s"), "partitions_touched": partitions_touched,
+        "files_in_table": files_in_table, "table_records": table_records,
+        "table_bytes": table_bytes, "files_written": files_written,
+        "bytes_written": bytes_written, "records_written": records_written,
+        "records_rewritten": records_written - inserts - updates,
+        **{k: v for k, v in timings.items() if k not in ("write_s", "total_s")},
+        **{c: None for c in PEER_UNSEEN},
+        **dict(extra or {}),
     }
     return row
 

@@ -312,3 +312,32 @@ def test_theoretical_fpp_function() -> None:
     m = f.bits_per_row
     expected = 1 - (1 - theoretical_fpp(m, 7, 100)) * (1 - theoretical_fpp(m, 7, 50))
     assert f.theoretical_fpp(150) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize("type_code", [SIMPLE, DYNAMIC_V0])
+@pytest.mark.parametrize("n_added", [50, 3000, 9000])
+def test_prehashed_probe_equals_per_key_pybloom(type_code: str, n_added: int) -> None:
+    """Keys hashed once (``prehash``) and probed against filters of any fill give exactly
+    the membership of pybloom's own per-key positions."""
+    make = lambda: HoodieBloomFilter.create(type_code, 1000, 1e-3, 4000)  # noqa: E731
+    f = make()
+    f.add_keys(_keys(n_added))
+    probes = _keys(n_added + 2000)  # members first, then non-members
+    words = make().prehash(probes)  # another filter of the family hashes alike
+    full = make().prehash(probes, all_slices=True)
+    assert (full[: len(words)] == words).all() and len(full) == f.hashes_per_row
+    assert make().hash_family == f.hash_family
+    got = f.might_contain_many(probes, words)
+    assert (got == f.might_contain_many(probes)).all()
+    assert (got == f.might_contain_many(probes, full)).all()
+    row0 = f._rows[0]
+    expect = []
+    for key in probes:
+        pos = [k + j * row0.bits_per_slice for j, k in enumerate(row0.make_hashes(key))]
+        expect.append(any(all(r.bitarray[p] for p in pos) for r in f._rows))
+    assert got.tolist() == expect
+    assert got[:n_added].all()
+    with pytest.raises(ValueError, match="do not match"):
+        f.might_contain_many(probes[:5], words)
+    with pytest.raises(ValueError, match="do not match"):
+        f.might_contain_many(probes[:5], full)

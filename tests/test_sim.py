@@ -18,7 +18,7 @@ from tableformat import metrics as m
 ROOT = Path(__file__).resolve().parents[1]
 BLOCKED = "import sys; sys.modules['pyspark'] = None\n"
 # bottom → top: a package may import only from packages listed before it
-LAYERS = ["tableformat", "indexes", "workloads", "reports", "indexbench"]
+LAYERS = ["tableformat", "indexes", "workloads", "peers", "reports", "indexbench"]
 SIM_SIZES = {"initial_records": 6000, "batches": 3, "batch_size": 1500}
 
 
@@ -29,7 +29,8 @@ def _run(code: str, *args: str) -> subprocess.CompletedProcess:
 
 def test_cores_reports_and_sim_import_without_pyspark():
     code = (
-        "import indexes, reports, indexbench.sim.driver, indexbench.api, indexbench.cli\n"
+        "import indexes, peers, peers.delta, reports, indexbench.sim.driver, indexbench.api\n"
+        "import indexbench.cli\n"
         "for n in indexes.names():\n"
         "    i = indexes.get(n)\n"
         "    i.simulator.__call__  # the adapter loads on use\n"
@@ -92,7 +93,7 @@ def test_no_core_or_definition_imports_pyspark():
             continue
         assert "pyspark" not in _imports(path), f"{path.relative_to(ROOT)} imports pyspark"
     for path in list((ROOT / "tableformat").rglob("*.py")) + list(
-            (ROOT / "indexbench" / "sim").rglob("*.py")):
+            (ROOT / "indexbench" / "sim").rglob("*.py")) + list((ROOT / "peers").rglob("*.py")):
         assert "pyspark" not in _imports(path), f"{path.relative_to(ROOT)} imports pyspark"
 
 

@@ -10,6 +10,9 @@ Spark adapter (:mod:`indexes.bloom.spark`) distributes it; the simulator
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
+
 import pyarrow as pa
 
 from indexes.base import Param, RecordIndex
@@ -52,9 +55,14 @@ class BloomIndex(RecordIndex):
             raise IndexBenchError("hoodie.index.bloom.fpp must be in (0, 1)")
 
     def new_filter(self) -> HoodieBloomFilter:
+        return self.filter_factory()()
+
+    def filter_factory(self) -> Callable[[], HoodieBloomFilter]:
+        """A picklable maker of this table's empty filters, for Spark task closures (a
+        filter itself holds hashlib objects, which do not pickle)."""
         p = self.params
-        return HoodieBloomFilter.create(p["filter_type"], p["num_entries"], p["fpp"],
-                                        p["max_entries"])
+        return partial(HoodieBloomFilter.create, p["filter_type"], p["num_entries"], p["fpp"],
+                       p["max_entries"])
 
     def base_file_footer(self, record_keys: pa.Array) -> tuple[dict[str, str], int]:
         bloom = self.new_filter()

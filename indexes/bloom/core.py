@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.fs as pafs
 
 from indexes.bloom_filter import FOOTER_KEY, TYPE_CODE_KEY, HoodieBloomFilter
@@ -86,24 +87,28 @@ def count_key_check(counts: Counter, probes: int, positives: int, true_pos: int)
     counts["false_positives"] += int(positives) - int(true_pos)
 
 
-def check_keys(footer: Mapping[str, str] | HoodieBloomFilter, keys: np.ndarray,
-               counts: Counter, file_keys: Callable[[], pa.Array | np.ndarray]) -> np.ndarray:
+def check_keys(footer: Mapping[str, str] | HoodieBloomFilter, keys: np.ndarray | pa.Array,
+               counts: Counter, file_keys: Callable[[], pa.Array | np.ndarray],
+               prehashed: np.ndarray | None = None) -> np.ndarray:
     """Hudi's HoodieKeyLookupHandle: probe the file's bloom, then confirm hits on its keys.
 
     ``footer``: the file's footer metadata (or its deserialized filter). Returns a
     boolean mask of the keys really present. ``file_keys`` (the record-key column) is
     called only when at least one probe was positive; a positive the keys do not
-    confirm is a false positive.
+    confirm is a false positive. ``prehashed``: the keys' ``HoodieBloomFilter.prehash``
+    words, computed once for all the files they are probed against.
     """
     bloom = footer if isinstance(footer, HoodieBloomFilter) else \
         HoodieBloomFilter.deserialize(footer[FOOTER_KEY], footer[TYPE_CODE_KEY])
-    keys = np.asarray(keys, dtype=object)
-    maybe = bloom.might_contain_many(keys)
+    keys = keys if isinstance(keys, pa.Array) else pa.array(np.asarray(keys, dtype=object),
+                                                            pa.string())
+    maybe = bloom.might_contain_many(keys.to_numpy(zero_copy_only=False), prehashed)
     positives = int(maybe.sum())
-    found = np.zeros(keys.size, dtype=bool)
+    found = np.zeros(len(keys), dtype=bool)
     if positives:
         col = file_keys()
-        col = col.to_numpy(zero_copy_only=False) if hasattr(col, "to_numpy") else col
-        found[maybe] = np.isin(keys[maybe], col)
-    count_key_check(counts, keys.size, positives, int(found.sum()))
+        col = col if isinstance(col, pa.Array | pa.ChunkedArray) else pa.array(col, pa.string())
+        hit = pc.is_in(keys.filter(pa.array(maybe)), value_set=col)
+        found[maybe] = hit.to_numpy(zero_copy_only=False)
+    count_key_check(counts, len(keys), positives, int(found.sum()))
     return found

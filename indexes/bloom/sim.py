@@ -141,7 +141,7 @@ class BloomSim(SimAdapter):
         if key not in self.filters:
             keys = self.batch.keys.record_keys(self.files[p].ordinals[f])
             bloom = self.index.new_filter()
-            bloom.add_keys(keys.to_pylist())
+            bloom.add_keys(keys)
             self.filters[key] = bloom
         return self.filters[key]
 
@@ -157,14 +157,16 @@ class BloomSim(SimAdapter):
                                                         pf.mins, pf.maxs))
         else:
             lo, hi = np.zeros(len(cand), np.int64), np.full(len(cand), len(codes))
-        for f in np.flatnonzero(cand):
-            keys = self.batch.keys.record_keys(ords[lo[f]:hi[f]]).to_numpy(zero_copy_only=False)
-
+        files = np.flatnonzero(cand)
+        all_keys = self.batch.keys.record_keys(ords) if len(files) else None
+        words = self.template.prehash(all_keys, all_slices=True) if len(files) else None
+        for f in files:
             def file_keys(f=f):
                 read[f] = True
                 return self.batch.keys.record_keys(pf.ordinals[f])
 
-            check_keys(self._filter(p, f), keys, self.counts, file_keys)
+            check_keys(self._filter(p, f), all_keys.slice(lo[f], hi[f] - lo[f]), self.counts,
+                       file_keys, words[:, lo[f]:hi[f]])
         return read
 
     @lru_cache(maxsize=4096)  # noqa: B019 - one adapter per run, keyed by file fill

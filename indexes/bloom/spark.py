@@ -5,12 +5,14 @@ from __future__ import annotations
 
 from collections import Counter
 
-import pandas as pd
+import numpy as np
+import pyarrow as pa
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from indexes.base import BUCKET_COL, FILE_ID_COL, SparkAdapter, TagContext
 from indexes.bloom.core import FileRanges, candidate_pairs, check_keys, read_key_range
+from indexes.bloom_filter import FOOTER_KEY, TYPE_CODE_KEY, HoodieBloomFilter
 from tableformat.basefile import read_footer, read_record_keys
 from tableformat.fs import IOStats
 
@@ -65,40 +67,71 @@ class BloomSpark(SparkAdapter):
         bc_paths = ctx.spark.sparkContext.broadcast(paths)
         table_uri, acc = ctx.table.uri, ctx.counters
 
-        def explode_candidates(frames):
-            """Step 2: range pruning on the broadcast min/max of each partition's files."""
-            for pdf in frames:
-                out = []
-                for part, g in pdf.groupby(part_field, sort=False):
+        new_filter = self.index.filter_factory()  # every file of the table shares its hashing
+        probe_words = new_filter().prehash(["x"])
+        template_dtype, template_width = probe_words.dtype, probe_words.shape[0]
+        width_bytes = template_width * probe_words.itemsize
+        template_family = new_filter().hash_family
+
+        def explode_candidates(batches):
+            """Step 2: range pruning on the broadcast min/max of each partition's files;
+            each key is hashed once here, for all the files it is compared with."""
+            import pyarrow as pa
+            import pyarrow.compute as pc
+
+            for rb in batches:
+                parts = rb.column(part_field)
+                for part in pc.unique(parts).to_pylist():
                     r = bc_ranges.value.get(part)
                     if r is None:
                         continue
-                    keys = g[key_field].to_numpy(dtype=object)
-                    k, f = candidate_pairs(keys, r, prune)
-                    out.append(pd.DataFrame({"partition": part, "key": keys[k],
-                                             "file_id": r.file_ids[f]}))
-                if out:
-                    yield pd.concat(out, ignore_index=True)
+                    keys = rb.column(key_field).filter(pc.equal(parts, part))
+                    k, f = candidate_pairs(keys.to_numpy(zero_copy_only=False), r, prune)
+                    if not len(k):
+                        continue
+                    pos = new_filter().prehash(keys)  # (slices, keys): one row per slice
+                    width = pos.shape[0] * pos.itemsize
+                    hashes = pa.FixedSizeBinaryArray.from_buffers(
+                        pa.binary(width), len(k),
+                        [None, pa.py_buffer(np.ascontiguousarray(pos[:, k].T))])
+                    yield pa.RecordBatch.from_arrays(
+                        [pa.repeat(pa.scalar(part), len(k)), keys.take(pa.array(k)),
+                         pa.array(r.file_ids[f], pa.string()), hashes.cast(pa.binary())],
+                        schema=pair_arrow)
 
-        def check_file(pdf: pd.DataFrame) -> pd.DataFrame:
+        def check_file(pairs):
             """Step 3: Hudi's bloom check + key lookup for one candidate file."""
+            import pyarrow as pa
+
             from tableformat.table import Table
 
             table = Table(table_uri)
-            part, fid = pdf["partition"].iat[0], pdf["file_id"].iat[0]
+            part, fid = pairs.column("partition")[0].as_py(), pairs.column("file_id")[0].as_py()
             stats, counts = IOStats(), Counter()
-            keys = pdf["key"].to_numpy(dtype=object)
+            keys = pairs.column("key").combine_chunks()
+            raw = pairs.column("key_hash").combine_chunks().cast(pa.binary(width_bytes))
+            offset = raw.offset * width_bytes
+            words = np.frombuffer(raw.buffers()[1], dtype=template_dtype, offset=offset,
+                                  count=len(keys) * template_width).reshape(len(keys), -1).T
             path = table.abs_path(bc_paths.value[(part, fid)])
             footer = read_footer(table.fs, path, stats)
-            found = check_keys(footer, keys, counts,
-                               lambda: read_record_keys(table.fs, path, stats))
+            bloom = HoodieBloomFilter.deserialize(footer[FOOTER_KEY], footer[TYPE_CODE_KEY])
+            same = bloom.hash_family == template_family
+            found = check_keys(bloom, keys, counts,
+                               lambda: read_record_keys(table.fs, path, stats),
+                               words if same else None)
             acc.add({**counts, "files_read": stats.files_read, "bytes_read": stats.bytes_read,
                      "check_footers_read": stats.footers_read})
-            return pd.DataFrame({"partition": part, "key": keys[found], "file_id": fid})
+            return pa.table({"partition": pa.repeat(pa.scalar(part), int(found.sum())),
+                             "key": keys.filter(pa.array(found)),
+                             "file_id": pa.repeat(pa.scalar(fid), int(found.sum()))})
 
         pair_schema = "partition string, key string, file_id string"
-        pairs = batch.select(key_field, part_field).mapInPandas(explode_candidates, pair_schema)
-        matches = pairs.groupBy("partition", "file_id").applyInPandas(check_file, pair_schema)
+        pair_arrow = pa.schema([("partition", pa.string()), ("key", pa.string()),
+                                ("file_id", pa.string()), ("key_hash", pa.binary())])
+        pairs = batch.select(key_field, part_field).mapInArrow(
+            explode_candidates, pair_schema + ", key_hash binary")
+        matches = pairs.groupBy("partition", "file_id").applyInArrow(check_file, pair_schema)
         matches = matches.select(
             F.col("partition").alias("__p"), F.col("key").alias("__k"),
             F.col("file_id").alias(FILE_ID_COL))

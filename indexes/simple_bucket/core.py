@@ -8,7 +8,8 @@ names of the snapshot; the hash is Hudi's (Java ``List<String>.hashCode``, see
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from indexes.hashing import bucket_ids
 from tableformat.basefile import bucket_file_id, bucket_of_file_id
@@ -34,21 +35,37 @@ def new_bucket_file_id(instant: str, partition: str, bucket: int) -> str:
     return bucket_file_id(int(bucket), f"{instant}/{partition}/{bucket}")
 
 
+def _partition_codes(partitions) -> tuple[np.ndarray, list[str]]:
+    """Dictionary codes of the rows' partitions and the distinct partition values."""
+    arr = partitions if isinstance(partitions, pa.Array | pa.ChunkedArray) else \
+        pa.array(np.asarray(partitions, dtype=object), pa.string())
+    enc = pc.dictionary_encode(arr)
+    if isinstance(enc, pa.ChunkedArray):
+        enc = enc.combine_chunks()
+    return (enc.indices.to_numpy(zero_copy_only=False).astype(np.int64),
+            enc.dictionary.to_pylist())
+
+
 def assign_file_ids(
     partitions, buckets: np.ndarray, existing: dict[tuple[str, int], str], instant: str
-) -> np.ndarray:
-    """File id per row: the bucket's file group, or a new one named after (instant, bucket)."""
-    pairs = pd.DataFrame({"p": np.asarray(partitions, dtype=object), "b": buckets})
-    uniq = pairs.drop_duplicates().reset_index(drop=True)
-    uniq["fid"] = [existing.get((p, int(b))) or new_bucket_file_id(instant, p, b)
-                   for p, b in zip(uniq["p"], uniq["b"], strict=True)]
-    return pairs.merge(uniq, on=["p", "b"], how="left")["fid"].to_numpy()
+) -> pa.Array:
+    """File id per row: the bucket's file group, or a new one named after (instant, bucket).
+
+    Names are looked up once per distinct (partition, bucket), then taken per row."""
+    codes, values = _partition_codes(partitions)
+    b = np.asarray(buckets, dtype=np.int64)
+    pairs, inverse = np.unique(codes * (int(b.max(initial=0)) + 1) + b, return_inverse=True)
+    width = int(b.max(initial=0)) + 1
+    names = [existing.get((values[c], int(x))) or new_bucket_file_id(instant, values[c], x)
+             for c, x in zip((pairs // width).tolist(), (pairs % width).tolist(), strict=True)]
+    return pa.array(names, pa.string()).take(pa.array(inverse.reshape(-1)))
 
 
 def route(columns, partitions, counts: dict[str, int]) -> np.ndarray:
     """Bucket of every row: ``hash(index key) % N`` with its partition's current ``N``."""
-    parts = np.asarray(partitions, dtype=object)
-    n = pd.Series(parts).map(counts).to_numpy(dtype=np.int64)
+    codes, values = _partition_codes(partitions)
+    n = np.array([counts[v] for v in values], dtype=np.int64)[codes] if len(codes) else \
+        np.empty(0, np.int64)
     return bucket_ids(columns, n)
 
 

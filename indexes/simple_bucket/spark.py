@@ -1,4 +1,4 @@
-"""simple-bucket on Spark: the routing core runs in ``mapInPandas`` over the batch."""
+"""simple-bucket on Spark: the routing core runs in ``mapInArrow`` over the batch."""
 
 from __future__ import annotations
 
@@ -27,16 +27,20 @@ class SimpleBucketSpark(SparkAdapter):
             T.StructField(BUCKET_COL, T.IntegerType(), False),
         ])
 
-        def tag(frames):
-            for pdf in frames:
-                parts = pdf[part_field].to_numpy(dtype=object)
-                buckets = route([pdf[f] for f in fields], parts, counts)
-                acc.add({"keys_hashed": len(pdf)})
-                pdf[FILE_ID_COL] = assign_file_ids(parts, buckets, existing, instant)
-                pdf[BUCKET_COL] = buckets.astype(np.int32)
-                yield pdf
+        def tag(batches):
+            import pyarrow as pa
 
-        return batch.mapInPandas(tag, schema)
+            for rb in batches:
+                parts = rb.column(part_field)
+                buckets = route([rb.column(f) for f in fields], parts, counts)
+                acc.add({"keys_hashed": rb.num_rows})
+                fids = assign_file_ids(parts, buckets, existing, instant)
+                yield pa.RecordBatch.from_arrays(
+                    [*rb.columns, fids, pa.array(buckets.astype(np.int32))],
+                    schema=rb.schema.append(pa.field(FILE_ID_COL, pa.string(), False))
+                    .append(pa.field(BUCKET_COL, pa.int32(), False)))
+
+        return batch.mapInArrow(tag, schema)
 
     def verify(self, spark, table, snapshot) -> list[str]:
         return self.index.bucket_problems(snapshot)

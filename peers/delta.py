@@ -1,0 +1,191 @@
+"""The ``delta`` peer: the identical batches upserted with delta-rs MERGE (``deltalake``).
+
+What a Python user without a record index gets: a Delta table partitioned by ``dt``, and
+per batch (the initial load included, into an empty table, as the Hudi driver does)
+
+    MERGE INTO t USING s ON t.dt = s.dt AND t.key = s.key
+      WHEN MATCHED AND s.ts >= t.ts THEN UPDATE SET *
+      WHEN NOT MATCHED THEN INSERT *
+
+after the batch is pre-combined as Hudi's ``combine.before.upsert`` does (one record per
+(dt, key): the larger ``ts`` wins, the later arrival on ties). With ``s.ts >= t.ts`` the
+larger ordering value wins and a tie goes to the incoming record, Hudi's
+``DefaultHoodieRecordPayload``. The batch comes from ``workloads.generator``, the same
+rows Spark's executors produce for the index runs.
+
+Timing (the driver's phases): ``generate_s`` builds the batch as Arrow, ``precombine_s``
+reduces it, ``write_s`` is the MERGE call (delta-rs joins, rewrites the touched files and
+commits inside it, so there is no separate ``tag_s``/``commit_s``), ``total_s`` all
+three. Counting files and bytes afterwards is not timed.
+
+Rows are ``index = "delta-merge"``, ``run_mode = "peer"``; columns a record index fills
+but MERGE has no such thing for (files read by an index, bloom counters, buckets, index
+bytes, file groups) are empty, never 0 (``tableformat.rows.peer_upsert_row``).
+"""
+
+from __future__ import annotations
+
+import time
+from importlib import metadata
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from tableformat.errors import TableConfigError
+from tableformat.rows import peer_upsert_row
+from workloads import Workload
+from workloads import generator as G
+
+NAME = "delta"
+SERIES = "delta-merge"  # the ``index`` value of its metrics rows
+KEY, PARTITION, ORDERING = "key", "dt", "ts"
+PREDICATE = f"t.{PARTITION} = s.{PARTITION} AND t.{KEY} = s.{KEY}"
+UPDATE_WHEN = f"s.{ORDERING} >= t.{ORDERING}"
+WORKLOAD_KEY = "indexbench.workload"
+BATCH_KEY = "indexbench.batch"
+# The batch is in memory: a materialised source lets delta-rs derive its early pruning
+# predicate (partitions and key ranges of the batch) from it.
+STREAMED_EXEC = False
+
+
+def describe() -> dict[str, Any]:
+    """What the peer does, for run.json and the report."""
+    try:
+        version = metadata.version("deltalake")
+    except metadata.PackageNotFoundError:  # pragma: no cover - checked before it runs
+        version = None
+    return {"peer": NAME, "engine": "delta-rs MERGE", "deltalake": version,
+            "merge_predicate": PREDICATE, "update_when": UPDATE_WHEN,
+            "insert_when": "not matched", "partition_by": PARTITION,
+            "precombine": f"one record per ({PARTITION}, {KEY}): larger {ORDERING}, "
+                          "later arrival on ties",
+            "streamed_exec": STREAMED_EXEC}
+
+
+def precombine(batch: pa.Table, key: str = KEY, partition: str = PARTITION,
+               ordering: str = ORDERING) -> pa.Table:
+    """One record per (partition, key): the larger ordering value, the later arrival on
+    ties (Hudi's combine-before-upsert). Rows come out sorted by (partition, key)."""
+    n = batch.num_rows
+    if n <= 1:
+        return batch
+    arrival = pa.array(np.arange(n, dtype=np.int64))
+    order = pc.sort_indices(
+        pa.table({"p": batch[partition], "k": batch[key], "o": batch[ordering], "a": arrival}),
+        sort_keys=[("p", "ascending"), ("k", "ascending"), ("o", "descending"),
+                   ("a", "descending")])
+    rows = batch.take(order)
+    p, k = rows[partition], rows[key]
+    same = pc.and_(pc.equal(p.slice(1), p.slice(0, n - 1)),
+                   pc.equal(k.slice(1), k.slice(0, n - 1)))
+    keep = np.ones(n, dtype=bool)
+    keep[1:] = ~same.to_numpy(zero_copy_only=False)
+    return rows.filter(pa.array(keep))
+
+
+def _files(table) -> dict[str, tuple[int, int]]:
+    """Live data files of the table's current version: path → (bytes, records)."""
+    actions = pa.table(table.get_add_actions(flatten=True))
+    if actions.num_rows == 0:
+        return {}
+    records = (actions["num_records"].to_pylist() if "num_records" in actions.column_names
+               else [None] * actions.num_rows)
+    return {p: (int(s), int(r) if r is not None else 0) for p, s, r in zip(
+        actions["path"].to_pylist(), actions["size_bytes"].to_pylist(), records, strict=True)}
+
+
+class DeltaMergeTable:
+    """A Delta table the batches of one workload are merged into, batch after batch.
+
+    Like the index runs' tables it resumes: each commit carries the workload fingerprint
+    and batch number (commit ``custom_metadata``); a table of another workload is refused.
+    """
+
+    def __init__(self, uri: str, fingerprint: str):
+        from deltalake import DeltaTable
+
+        self.uri, self.fingerprint = str(uri), fingerprint
+        if DeltaTable.is_deltatable(self.uri):
+            self.table = DeltaTable(self.uri)
+        else:
+            self.table = DeltaTable.create(self.uri, schema=G.ARROW_SCHEMA,
+                                           partition_by=[PARTITION], name=SERIES)
+        self._known = _files(self.table)
+
+    def committed_batches(self) -> int:
+        """Batches of this workload already merged (0 for a new table)."""
+        done = -1
+        for commit in self.table.history():
+            if WORKLOAD_KEY in commit:
+                if commit[WORKLOAD_KEY] != self.fingerprint:
+                    raise TableConfigError(
+                        f"Delta table {self.uri} holds batches of another workload; "
+                        "use another --out")
+                done = max(done, int(commit[BATCH_KEY]))
+        return done + 1
+
+    def files_on_storage(self) -> int:
+        """Data files every committed version added (as the driver's ``files_in_table``:
+        all versions; nothing is vacuumed)."""
+        return sum(int((c.get("operationMetrics") or {}).get("num_target_files_added") or 0)
+                   for c in self.table.history())
+
+    def upsert(self, w: Workload, batch_no: int) -> dict[str, Any]:
+        """Generate, pre-combine and MERGE one batch; its metrics row."""
+        from deltalake import CommitProperties
+
+        t_start = time.perf_counter()
+        batch = G.batch_table(w, batch_no)
+        t0 = time.perf_counter()
+        source = precombine(batch)
+        t1 = time.perf_counter()
+        merge = self.table.merge(
+            source, PREDICATE, source_alias="s", target_alias="t",
+            streamed_exec=STREAMED_EXEC,
+            commit_properties=CommitProperties(custom_metadata={
+                WORKLOAD_KEY: self.fingerprint, BATCH_KEY: str(batch_no)}))
+        stats = merge.when_matched_update_all(predicate=UPDATE_WHEN) \
+            .when_not_matched_insert_all().execute()
+        t2 = time.perf_counter()
+        timings = {"generate_s": t0 - t_start, "precombine_s": t1 - t0, "write_s": t2 - t1,
+                   "total_s": t2 - t_start}
+
+        after = _files(self.table)  # not timed: the harness's bookkeeping
+        added = [v for p, v in after.items() if p not in self._known]
+        self._known = after
+        inserted = int(stats["num_target_rows_inserted"])
+        return peer_upsert_row(
+            batch_no=batch_no, input_records=batch.num_rows,
+            records=source.num_rows,
+            partitions_touched=len(pc.unique(source[PARTITION])),
+            inserts=inserted,
+            # Hudi counts an incoming record whose key exists as an update even when the
+            # stored record wins; delta's num_target_rows_updated only when s.ts >= t.ts
+            updates=int(stats["num_source_rows"]) - inserted,
+            records_written=int(stats["num_output_rows"]),
+            files_written=int(stats["num_target_files_added"]),
+            bytes_written=sum(size for size, _n in added),
+            files_in_table=self.files_on_storage(),
+            table_records=sum(n for _s, n in after.values()),
+            table_bytes=sum(size for size, _n in after.values()), timings=timings,
+            extra={"peer_table_version": self.table.version(),
+                   "peer_rows_updated": int(stats["num_target_rows_updated"]),
+                   "peer_rows_copied": int(stats["num_target_rows_copied"]),
+                   "peer_files_removed": int(stats["num_target_files_removed"]),
+                   "peer_execution_s": stats["execution_time_ms"] / 1000,
+                   "peer_scan_s": stats["scan_time_ms"] / 1000,
+                   "peer_rewrite_s": stats["rewrite_time_ms"] / 1000})
+
+
+def open_table(uri: str, fingerprint: str) -> DeltaMergeTable:
+    """The Delta table at ``uri`` (created, partitioned by ``dt``, if missing)."""
+    return DeltaMergeTable(uri, fingerprint)
+
+
+def read_table(uri: str) -> pa.Table:
+    """Every row of the table's latest version (tests and notebooks: small tables)."""
+    from deltalake import DeltaTable
+
+    return pa.table(DeltaTable(uri).to_pyarrow_table())
