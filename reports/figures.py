@@ -408,13 +408,17 @@ def scale_figure(df: pd.DataFrame) -> Figure | None:
 
 
 # ---- latency ----------------------------------------------------------------------------
-PHASES = [("tag_s", "tag", 1.0, None), ("write_s", "write", 0.6, None),
-          ("commit_s", "commit", 0.35, None), ("other_s", "other (generate, plan, ...)",
-                                               0.12, "///")]
+# Every phase the driver times on its own (rows from before a phase had its column
+# show it inside "other"), bottom to top in the order they run.
+PHASES = [("generate_s", "generate", 0.2, "..."), ("validate_s", "validate", 0.3, "xx"),
+          ("precombine_s", "precombine", 0.45, "\\\\"), ("tag_s", "tag", 1.0, None),
+          ("write_s", "write", 0.6, None), ("commit_s", "commit", 0.35, None),
+          ("other_s", "other (plan, index update, ...)", 0.12, "///")]
 
 
 def latency_figure(df: pd.DataFrame) -> Figure:
-    """Seconds per batch split into tag / write / commit (and the rest of total_s)."""
+    """Seconds per batch stacked by phase: generate, validate, precombine, tag, write,
+    commit (and the rest of total_s)."""
     df = _frame(df)
     series = list(iter_series(df))
     if not series:
@@ -430,7 +434,7 @@ def latency_figure(df: pd.DataFrame) -> Figure:
         for ax, (label, name, g) in zip(flat, series, strict=False):
             color = style.index_color(name)
             parts = {c: measured_or_model(g, c)[0].fillna(0).to_numpy()
-                     for c, *_ in PHASES[:3]}
+                     for c, *_ in PHASES[:-1]}
             total, modelled = measured_or_model(g, "total_s")
             any_model |= modelled
             known = sum(parts.values())

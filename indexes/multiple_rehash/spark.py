@@ -21,7 +21,6 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql import DataFrame, SparkSession
@@ -73,9 +72,7 @@ def write_bucket_slice(table: Table, partition: str, bucket: int, records: pa.Ta
     name = bf.BaseFileName(file_id, write_token, instant).name
     rel = f"{partition}/{name}" if partition else name
     col = records.schema.get_field_index(bf.FILE_NAME)
-    records = records.set_column(col, bf.FILE_NAME,
-                                 pa.array(np.full(records.num_rows, name, dtype=object),
-                                          pa.string()))
+    records = records.set_column(col, bf.FILE_NAME, pa.repeat(pa.scalar(name), records.num_rows))
     keys = records.column(bf.RECORD_KEY).combine_chunks()
     footer, index_bytes = footer_fn(keys)
     mm = pc.min_max(keys)
