@@ -183,3 +183,31 @@ def test_crash_between_write_and_commit(spark, tmp_path, index_name, point):
     assert t.pending_instants() == []
     pd.testing.assert_frame_equal(read_snapshot(uri), before_snapshot)
     assert verify_table(spark, uri) == []
+
+
+def test_phases_are_materialized_before_tagging(spark, tmp_path, monkeypatch):
+    """tag_s times the index alone: the batch reaches tag_location generated, validated
+    and pre-combined (cached), each earlier phase has its own column, and the driver
+    releases what it cached (a caller's cached batch stays cached)."""
+    table, index = open_table(str(tmp_path / "t"), "simple-bucket", PARAMS["simple-bucket"])
+    seen = {}
+    real_tag = type(index.spark).tag_location
+
+    def spy(self, batch, ctx):
+        seen["cached"] = batch.is_cached
+        seen["rows"] = batch.count()
+        return real_tag(self, batch, ctx)
+
+    monkeypatch.setattr(type(index.spark), "tag_location", spy)
+    pdf = make_batch(np.random.default_rng(3), 100, 200, 0)
+    mine = spark.createDataFrame(pdf).cache()
+    with table:
+        m = upsert(spark, table, index, mine, batch_no=0).metrics
+    assert seen["cached"] and seen["rows"] == pdf.drop_duplicates(["dt", "key"]).shape[0]
+    for col in ("generate_s", "validate_s", "precombine_s", "tag_s", "write_s", "commit_s"):
+        assert m[col] > 0, col
+    phases = sum(m[c] for c in ("generate_s", "validate_s", "precombine_s", "tag_s",
+                                "write_s", "commit_s"))
+    assert phases <= m["total_s"]
+    assert mine.is_cached  # the caller's cache is the caller's
+    mine.unpersist()
