@@ -19,6 +19,7 @@ def uuid_keys(n: int, seed: int = 0) -> np.ndarray:
 def int32_hashes(n: int, seed: int = 0) -> np.ndarray:
     """``n`` distinct random int32 key hashes (what dynamic-rli's cache is keyed by)."""
     rng = np.random.default_rng(seed)
-    h = np.unique(rng.integers(-(2**31), 2**31 - 1, size=int(n * 1.01) + 16, dtype=np.int64))
+    h = np.sort(rng.integers(-(2**31), 2**31 - 1, size=int(n * 1.01) + 16, dtype=np.int64))
+    h = h[np.r_[True, h[1:] != h[:-1]]]  # distinct (np.unique: ~20x slower on numpy 2.4)
     rng.shuffle(h)
     return h[:n].astype(np.int32)

@@ -199,10 +199,13 @@ def upsert(spark: SparkSession, table: Table, index: RecordIndex, batch: DataFra
     t_start = time.perf_counter()
     snapshot = table.snapshot()
     # Each phase is materialized before the next starts, so each timer covers its own
-    # work only (Hudi's write metrics likewise time the index lookup on its own).
+    # work only (Hudi's write metrics likewise time the index lookup on its own). The
+    # batch and its pre-combined form go to disk: each is read once or twice, and in
+    # memory they would squeeze the pre-combine's sort and the tagged cache out of the
+    # heap (a 10M-record initial load ran out of a 4 GB driver).
     owned = not batch.is_cached
     if owned:
-        batch = batch.persist(StorageLevel.MEMORY_AND_DISK)
+        batch = batch.persist(StorageLevel.DISK_ONLY)
     try:
         batch.count()
         generate_s = time.perf_counter() - t_start
@@ -210,7 +213,7 @@ def upsert(spark: SparkSession, table: Table, index: RecordIndex, batch: DataFra
         input_records, partitions = validate_batch(batch, cfg, snapshot.schema)
         validate_s = time.perf_counter() - t0
         t0 = time.perf_counter()
-        combined = precombine_batch(batch, cfg).persist(StorageLevel.MEMORY_AND_DISK)
+        combined = precombine_batch(batch, cfg).persist(StorageLevel.DISK_ONLY)
         combined.count()
         precombine_s = time.perf_counter() - t0
     finally:

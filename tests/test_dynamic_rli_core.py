@@ -10,7 +10,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from indexes.dynamic_rli import rli
+from indexes.dynamic_rli import cache, rli
 from indexes.dynamic_rli.assigner import BYTES, Capacity, PartitionIndex, assigner_of
 from indexes.dynamic_rli.cache import HashBucketMap
 from indexes.dynamic_rli.eviction import PartitionCaches
@@ -33,7 +33,7 @@ def test_cache_matches_a_dict_model_and_stays_compact():
     want = np.array([model.get(int(x), -1) for x in q], np.int16)
     np.testing.assert_array_equal(m.lookup(q), want)
     assert len(m) == len(model)
-    assert m.nbytes / len(m) <= 6.5  # 4 + 2 bytes per key, delta at most 1/16 extra
+    assert m.nbytes / len(m) <= 6.5  # the small layout: 4 + 2 bytes per key, no slack
     keys, vals = m.items()
     assert (np.diff(keys) > 0).all() and len(keys) == len(model)
 
@@ -43,6 +43,138 @@ def test_cache_bootstrap_counts_shared_hashes():
                                         np.array([1, 2, 1, 4], np.int16))
     assert dup == 1 and len(m) == 3
     np.testing.assert_array_equal(m.lookup(np.array([3, 5, 9, 7], np.int32)), [2, 1, 4, -1])
+
+
+INT32_MIN, INT32_MAX = -2**31, 2**31 - 1
+EXTREMES = np.array([INT32_MIN, INT32_MIN + 1, -1, 0, 1, INT32_MAX - 1, INT32_MAX], np.int32)
+
+
+def _reference(keys: np.ndarray, vals: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """What a lookup must return, from sorted (hash, bucket) arrays."""
+    pos = np.minimum(np.searchsorted(keys, q), len(keys) - 1)
+    return np.where(keys[pos] == q, vals[pos], -1).astype(np.int16)
+
+
+def _not_in(candidates: np.ndarray, keys: np.ndarray) -> np.ndarray:
+    """``candidates`` that are not ``keys`` (np.isin / np.unique hash: much slower here)."""
+    return candidates[_reference(np.sort(keys), np.zeros(len(keys), np.int16), candidates) < 0]
+
+
+def _check(m: HashBucketMap, keys: np.ndarray, vals: np.ndarray, absent: np.ndarray) -> None:
+    """``m`` holds exactly ``keys -> vals``: every key, shuffled among hashes it does not
+    hold (``absent``) and the int32 extremes; ``items()`` sorted by hash; ``len``."""
+    order = np.argsort(keys)
+    keys, vals = keys[order], vals[order]
+    q = np.concatenate([keys, absent, EXTREMES])
+    want = np.concatenate([vals, np.full(len(absent), -1, np.int16),
+                           _reference(keys, vals, EXTREMES)])
+    shuffle = np.random.default_rng(len(keys)).permutation(len(q))
+    np.testing.assert_array_equal(m.lookup(q[shuffle]), want[shuffle])
+    got_keys, got_vals = m.items()
+    np.testing.assert_array_equal(got_keys, keys)
+    np.testing.assert_array_equal(got_vals, vals)
+    assert len(m) == len(keys)
+
+
+@pytest.fixture(scope="module")
+def many_hashes() -> np.ndarray:
+    """Distinct hashes, shuffled: enough for the large (rows) layout, the extremes first."""
+    rng = np.random.default_rng(11)
+    h = np.sort(rng.integers(INT32_MIN, INT32_MAX + 1, cache.ROWS_MIN + 3_000_000,
+                             dtype=np.int64).astype(np.int32))
+    h = h[np.r_[True, h[1:] != h[:-1]] & ~np.isin(h, EXTREMES)]  # (np.unique: ~20x slower)
+    rng.shuffle(h)
+    return np.concatenate([EXTREMES, h])
+
+
+def test_empty_cache():
+    m = HashBucketMap()
+    assert len(m) == 0 and m.nbytes == 0
+    assert m.lookup(np.empty(0, np.int32)).shape == (0,)
+    np.testing.assert_array_equal(m.lookup(EXTREMES), np.full(len(EXTREMES), -1))
+    m.insert(np.empty(0, np.int32), np.empty(0, np.int16))
+    m.compact()
+    keys, vals = m.items()
+    assert len(keys) == len(vals) == len(m) == 0
+    m, dup = HashBucketMap.from_entries(np.empty(0, np.int32), np.empty(0, np.int16))
+    assert len(m) == dup == 0 and (m.lookup(EXTREMES) == -1).all()
+
+
+@pytest.mark.parametrize("n", [len(EXTREMES), 50_000, cache.ROWS_MIN + 1000])
+def test_cache_holds_int32_extremes_in_either_layout(many_hashes, n):
+    keys = many_hashes[:n]  # starts with the extremes
+    vals = (np.arange(n) % 200).astype(np.int16)
+    m, dup = HashBucketMap.from_entries(keys, vals)
+    assert dup == 0
+    _check(m, keys, vals, many_hashes[-100_000:])
+    without = many_hashes[len(EXTREMES):n + len(EXTREMES)]  # the same size, no extremes
+    m, _ = HashBucketMap.from_entries(without, vals)
+    assert (m.lookup(EXTREMES) == -1).all()
+
+
+def test_large_cache_is_compact_and_keeps_the_first_bucket_of_a_shared_hash(many_hashes):
+    keys = many_hashes[:cache.ROWS_MIN + 200_000]
+    vals = (keys.view(np.uint32) % 200).astype(np.int16)
+    again = keys[::50]  # repeated later with another bucket: the first entry wins
+    h = np.concatenate([keys, again])
+    b = np.concatenate([vals, (vals[::50] + 1).astype(np.int16)])
+    m, dup = HashBucketMap.from_entries(h, b)
+    assert dup == len(again)
+    assert m.nbytes / len(m) < 5  # 2-byte remainders, 1-byte buckets, ~1/3 slack
+    _check(m, keys, vals, many_hashes[-300_000:])
+    # absent hashes sharing rows with present ones: only the exact hash is found
+    near = np.concatenate([keys[:1000] + 1, keys[:1000] - 1])
+    near = _not_in(near, keys)
+    assert (m.lookup(near) == -1).all()
+
+
+def test_large_cache_grows_by_inserts_and_keeps_every_bucket(many_hashes):
+    """Batches of new keys: the small layout turns into rows, rows widen as keys spill to
+    the stash, the widest rows are laid out again; nothing moves between buckets."""
+    rng = np.random.default_rng(5)
+    start = cache.ROWS_MIN - 100_000
+    keys, vals = many_hashes[:start], (np.arange(start) % 7).astype(np.int16)
+    m, _ = HashBucketMap.from_entries(keys, vals)
+    assert m.nbytes / len(m) == 6  # small layout
+    widths = set()
+    for i, n in enumerate([150_000, 400_000, 30_000] + [400_000] * 5):
+        h = many_hashes[len(keys):len(keys) + n].copy()
+        b = rng.integers(0, 300 if i > 5 else 250, n).astype(np.int16)  # int16 buckets later
+        if i % 2:
+            h.sort()  # engines pass sorted hashes; anything else is sorted by insert
+        m.insert(h, b)
+        keys, vals = np.concatenate([keys, h]), np.concatenate([vals, b])
+        widths.add(m._rows.shape[1])
+        assert m.nbytes / len(m) < (6 if m._rvals.dtype == np.uint8 else 7.6)
+        sample = rng.integers(0, len(keys), 200_000)
+        np.testing.assert_array_equal(m.lookup(keys[sample]), vals[sample])
+    assert widths >= {cache.WIDTH, cache.MAX_WIDTH}
+    assert m._rows.shape[0] - 1 > cache.MIN_ROWS * 1.25  # laid out again for its size
+    _check(m, keys, vals, many_hashes[-300_000:])
+    m.compact()
+    _check(m, keys, vals, many_hashes[-300_000:])
+
+
+def test_overflowing_rows_spill_to_the_stash_without_relayout_loops(many_hashes, monkeypatch):
+    """Hashes packed into a few rows (a clustered hash function) fill them and the rest
+    spill to the stash: still exact, and a new layout is only tried after real growth."""
+    keys = many_hashes[:cache.ROWS_MIN + 10_000]
+    vals = (np.arange(len(keys)) % 100).astype(np.int16)
+    m, _ = HashBucketMap.from_entries(keys, vals)
+    layouts = []
+    monkeypatch.setattr(HashBucketMap, "compact",
+                        lambda self, f=HashBucketMap.compact: layouts.append(1) or f(self))
+    dense = np.arange(1_000_000, 1_400_000, 3, dtype=np.int32)  # ~12 rows' hash ranges
+    dense = _not_in(dense, keys)
+    for part in np.array_split(dense, 6):
+        b = np.full(len(part), 7, np.int16)
+        m.insert(part, b)
+        keys, vals = np.concatenate([keys, part]), np.concatenate([vals, b])
+    stash = len(m._keys) + len(m._dkeys)
+    assert m._rows.shape[1] == cache.MAX_WIDTH and stash > len(dense) // 2
+    assert layouts == []  # the map barely grew: laying it out again would spill the same
+    between = np.arange(1_000_001, 1_400_000, 3, dtype=np.int32)
+    _check(m, keys, vals, _not_in(between, keys))
 
 
 def test_assigner_id_spaces_are_disjoint():
@@ -56,6 +188,27 @@ def test_assigner_id_spaces_are_disjoint():
     np.testing.assert_array_equal(buckets % P, owner)  # assigner a only uses a, a+P, ...
     assert set(created) == set(np.unique(buckets).tolist())
     assert sorted(created)[:P] == list(range(P))  # initial bucket count = P
+
+
+@pytest.mark.parametrize("P", [1, 3, 4, 7, 16, 300])
+def test_assignment_depends_on_the_hashes_not_their_order(P):
+    """New keys fill buckets in hash order, whatever order the batch comes in; the owner
+    of a hash is ``(hash & 0x7fffffff) % P`` (powers of two take the low bits)."""
+    rng = np.random.default_rng(P)
+    h = np.unique(rng.integers(INT32_MIN, INT32_MAX + 1, 60_000, dtype=np.int64)
+                  .astype(np.int32))
+    np.testing.assert_array_equal(assigner_of(h, P),
+                                  (h.view(np.uint32) & 0x7FFFFFFF) % P)
+    a, b = PartitionIndex(P), PartitionIndex(P)
+    cap = Capacity(max_records=997)
+    for part in np.array_split(h, 3):  # existing buckets, then new ones
+        order = rng.permutation(len(part))
+        got_a, new_a, created_a = a.assign(part, cap)
+        got_b, new_b, created_b = b.assign(part[order], cap)
+        np.testing.assert_array_equal(got_a[order], got_b)
+        assert new_a.all() and new_b.all() and created_a == created_b
+    np.testing.assert_array_equal(a.keys_per_bucket, b.keys_per_bucket)
+    assert (a.keys_per_bucket <= 997).all()
 
 
 def test_existing_keys_never_move_across_many_batches():

@@ -15,11 +15,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from indexes.dynamic_rli.cache import HashBucketMap
+from indexes.dynamic_rli.cache import HashBucketMap, hash_order
 from tableformat.errors import IndexBenchError
 
 MAX_BUCKETS = 32768  # bucket ids are int16 in the cache (as Paimon's Int2ShortHashMap)
 RECORDS, BYTES = "records", "bytes"
+ROUTE_BLOCK = 1 << 16  # keys per stable sort by owner (radix for uint8; stays in cache)
 
 
 @dataclass(frozen=True)
@@ -41,9 +42,11 @@ class Capacity:
 
 def assigner_of(hashes: np.ndarray, num_assigners: int) -> np.ndarray:
     """The assigner that owns each key hash."""
-    h = np.asarray(hashes, dtype=np.int32).view(np.uint32) & np.uint32(0x7FFFFFFF)
+    h = np.asarray(hashes, dtype=np.int32).view(np.uint32)
     small = np.uint8 if num_assigners <= 256 else np.int32  # 1 byte per key when it fits
-    return (h % np.uint32(num_assigners)).astype(small)
+    if num_assigners & (num_assigners - 1) == 0:  # a power of two: the low bits, no division
+        return (h & np.uint32(num_assigners - 1)).astype(small)
+    return ((h & np.uint32(0x7FFFFFFF)) % np.uint32(num_assigners)).astype(small)
 
 
 def count_values(values: np.ndarray, minlength: int,
@@ -122,61 +125,102 @@ class PartitionIndex:
         h = np.asarray(hashes, dtype=np.int32)
         out = self.map.lookup(h)
         new_mask = out < 0
-        if not new_mask.any():
+        n_new = int(np.count_nonzero(new_mask))
+        if not n_new:
             return out, new_mask, []
         file_bytes = file_bytes or {}
         rb = float(record_bytes or cap.record_bytes)
         # new hashes in hash order (deterministic; engines pass them sorted), no index arrays:
-        # a billion-key bulk load keeps 2-byte buckets and 1-byte masks, nothing per key wider
-        hn = h if new_mask.all() else h[new_mask]  # a bulk load: the caller's array, no copy
-        order = None if _ascending(hn) else np.argsort(hn, kind="stable")
+        # a billion-key bulk load keeps 2-byte buckets and 1-byte owners, nothing per key wider
+        hn = h if n_new == len(h) else h[new_mask]  # a bulk load: the caller's array, no copy
+        order = None if _ascending(hn) else hash_order(hn)
         if order is not None:
-            hn = hn[order]
-        bn = np.empty(len(hn), np.int16)
+            hn = hn.take(order)
         owner = assigner_of(hn, self.num_assigners)
-        existing = self.buckets()
-        created: list[int] = []
+        per_block = [np.bincount(owner[lo:lo + ROUTE_BLOCK], minlength=self.num_assigners)
+                     for lo in range(0, len(owner), ROUTE_BLOCK)]
+        per_owner = np.sum(per_block, axis=0)
+        ids, counts, created = self._plan(per_owner, cap, file_bytes, rb)
+        bn = _route(owner, per_block, per_owner, np.repeat(ids.astype(np.int16), counts))
+        del owner
+        if order is None and n_new == len(h):
+            out[:] = bn  # a copy: the map may keep ``bn`` as its own array
+        elif order is None:
+            out[new_mask] = bn
+        else:
+            back = np.empty_like(bn)
+            back[order] = bn
+            out[new_mask] = back
+        self._grow(int(ids.max()) + 1)
+        self.keys_per_bucket[ids] += counts  # ids are distinct: one entry per bucket
+        self.map.insert(hn, bn)
+        self.updated = True
+        return out, new_mask, sorted(created)
+
+    def _plan(self, per_owner: np.ndarray, cap: Capacity, file_bytes: dict[int, int],
+              rb: float) -> tuple[np.ndarray, np.ndarray, list[int]]:
+        """Which buckets take how many of each assigner's new keys, assigners in order,
+        each one's buckets in the order its keys (in hash order) fill them: its existing
+        buckets by id, then new ids ``a, a+P, ...`` that are free. Returns (bucket ids,
+        keys each takes, ids created)."""
         P = self.num_assigners
-        for a in np.flatnonzero(count_values(owner, P)):
-            sel = owner == a
-            k = int(np.count_nonzero(sel))
+        existing = self.buckets()
+        ids: list[np.ndarray] = []
+        counts: list[np.ndarray] = []
+        created: list[int] = []
+        for a in np.flatnonzero(per_owner):
+            k = int(per_owner[a])
             own = existing[existing % P == a]  # ascending ids: existing buckets first
             rem = self.remaining(own, cap, file_bytes, rb) if len(own) else np.zeros(0, np.int64)
             cum = np.cumsum(rem)
             take = int(min(k, cum[-1])) if len(cum) else 0
-            parts = []
             if take:  # fill the buckets in id order: bucket j takes its next rem[j] keys
                 last = int(np.searchsorted(cum, take, side="left"))
                 fill = rem[:last + 1].copy()
                 fill[-1] -= int(cum[last]) - take
-                parts.append(np.repeat(own[:last + 1].astype(np.int16), fill))
+                ids.append(own[:last + 1])
+                counts.append(fill)
             left = k - take
             if left:
                 per_new = cap.max_records if cap.mode == RECORDS else max(
                     1, int(cap.max_bytes // rb))
                 need = -(-left // per_new)
                 taken = set(own.tolist())
-                ids, j = [], 0
-                while len(ids) < need:
+                new_ids, j = [], 0
+                while len(new_ids) < need:
                     b = int(a) + j * P
                     if b >= MAX_BUCKETS:
                         raise IndexBenchError(
                             f"assigner {a} has no free bucket id below {MAX_BUCKETS}; raise the "
                             "bucket capacity (max records / max file bytes)")
                     if b not in taken:
-                        ids.append(b)
+                        new_ids.append(b)
                     j += 1
-                parts.append(np.repeat(np.array(ids, dtype=np.int16), per_new)[:left])
-                created += ids
-            bn[sel] = np.concatenate(parts) if len(parts) > 1 else parts[0]
-        if order is None:
-            out[new_mask] = bn
-        else:
-            back = np.empty_like(bn)
-            back[order] = bn
-            out[new_mask] = back
-        self._grow(int(bn.max()) + 1)
-        self.keys_per_bucket += count_values(bn, len(self.keys_per_bucket))
-        self.map.insert(hn, bn)
-        self.updated = True
-        return out, new_mask, sorted(created)
+                n = np.full(need, per_new, np.int64)
+                n[-1] = left - per_new * (need - 1)
+                ids.append(np.array(new_ids, np.int64))
+                counts.append(n)
+                created += new_ids
+        return (np.concatenate(ids).astype(np.int64), np.concatenate(counts).astype(np.int64),
+                created)
+
+
+def _route(owner: np.ndarray, per_block: list[np.ndarray], per_owner: np.ndarray,
+           planned: np.ndarray) -> np.ndarray:
+    """Bucket of each new key (in hash order), from ``planned``: every assigner's buckets
+    one after another, each repeated for the keys it takes. A stable sort by owner lists
+    the keys in exactly that order, so ``bucket[sorted order] = planned``; done in blocks
+    of ``ROUTE_BLOCK`` keys (``per_block``: each block's keys per assigner; a sort's
+    indices are 8 bytes a key) carrying each assigner's position in the plan. One sort
+    for any number of assigners instead of a mask per assigner."""
+    if np.count_nonzero(per_owner) == 1:  # one assigner (P = 1): the plan is the answer
+        return planned
+    out = np.empty(len(owner), np.int16)
+    at = np.cumsum(per_owner) - per_owner  # next plan position of each assigner
+    for lo, n in zip(range(0, len(owner), ROUTE_BLOCK), per_block, strict=True):
+        ob = owner[lo:lo + ROUTE_BLOCK]
+        sorted_at = np.repeat(at - (np.cumsum(n) - n), n)  # plan position - sorted position
+        sorted_at += np.arange(len(ob))
+        out[lo:lo + len(ob)][np.argsort(ob, kind="stable")] = planned[sorted_at]
+        at += n
+    return out

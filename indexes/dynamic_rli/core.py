@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from indexes.dynamic_rli.assigner import Capacity, PartitionIndex
+from indexes.dynamic_rli.assigner import Capacity, PartitionIndex, count_values
 from indexes.dynamic_rli.eviction import PartitionCaches
 from tableformat.basefile import bucket_of_file_id
 from tableformat.errors import TableConfigError
@@ -128,16 +128,16 @@ class DynamicRliCore:
         Two keys sharing a hash are two keys of their bucket: the bucket counts follow.
         """
         if distinct_hashes is None:
-            collisions, counted = entries, {}
+            collisions, counted = entries, np.zeros(0, np.int64)
         else:
             collisions = entries - distinct_hashes
             nb = self.new_buckets.get(partition, np.empty(0, np.int16))
-            counted = dict(zip(*np.unique(nb, return_counts=True), strict=True))
+            counted = count_values(nb, 0)  # keys per bucket id (np.unique: ~7x slower)
         if partition in self.caches:
             pidx = self.caches[partition]
             pidx.collisions += collisions
             for b, n in per_bucket.items():
-                extra = n - int(counted.get(int(b), 0))
+                extra = n - (int(counted[int(b)]) if int(b) < len(counted) else 0)
                 if extra > 0:
                     pidx.keys_per_bucket[int(b)] += extra
         self.count(hash_collisions=collisions, rli_entries_written=entries)

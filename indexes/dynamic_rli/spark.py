@@ -33,6 +33,7 @@ from pyspark.sql import types as T
 
 from indexes.base import BUCKET_COL, FILE_ID_COL, CommitContext, SparkAdapter, TagContext
 from indexes.dynamic_rli import ASSIGNERS_KEY, DynamicRliIndex, rli
+from indexes.dynamic_rli.cache import sorted_distinct
 from indexes.dynamic_rli.core import bucket_file_sizes, member
 from indexes.simple_bucket.core import existing_bucket_files, new_bucket_file_id
 from tableformat import basefile as bf
@@ -95,11 +96,11 @@ class DynamicRliSpark(SparkAdapter):
         routing = {}
         for i in range(per_part.num_rows):
             p = per_part.column(0)[i].as_py()
-            hashes = np.unique(per_part.column(1)[i].values.to_numpy().astype(np.int32))
+            hashes = sorted_distinct(per_part.column(1)[i].values.to_numpy().astype(np.int32))
             file_bytes, per_record = bucket_file_sizes(ctx.snapshot.in_partitions([p]))
             load = lambda p=p: rli.bootstrap_entries(ctx.table, ctx.snapshot, p)  # noqa: E731
             buckets, _ = self.core.route(p, hashes, load, file_bytes, per_record)
-            ub = np.unique(buckets).astype(np.int32)
+            ub = sorted_distinct(buckets).astype(np.int32)
             fids = np.array([existing.get((p, int(b))) or new_bucket_file_id(ctx.instant, p, b)
                              for b in ub], dtype=object)
             routing[p] = (hashes, buckets.astype(np.int16), ub, fids)
