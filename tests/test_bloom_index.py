@@ -134,8 +134,7 @@ def test_simple_bucket_core_never_opens_files(monkeypatch):
     monkeypatch.setattr(bf, "_open", boom)
     pdf = batch([f"k{i}" for i in range(1000)])
     b = bucket_ids([pdf["key"]], 8)
-    fids = assign_file_ids(pdf["dt"], b, {("p", 3): "00000003-x-0"},
-                           "20260101000000000").to_numpy(zero_copy_only=False)
+    fids = assign_file_ids(pdf["dt"], b, {("p", 3): "00000003-x-0"}, "20260101000000000")
     assert set(fids[b == 3]) == {"00000003-x-0"}
     assert all(bf.bucket_of_file_id(f) == x for f, x in zip(fids, b, strict=True))
 

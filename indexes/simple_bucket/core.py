@@ -46,19 +46,28 @@ def _partition_codes(partitions) -> tuple[np.ndarray, list[str]]:
             enc.dictionary.to_pylist())
 
 
-def assign_file_ids(
+def file_id_table(
     partitions, buckets: np.ndarray, existing: dict[tuple[str, int], str], instant: str
-) -> pa.Array:
-    """File id per row: the bucket's file group, or a new one named after (instant, bucket).
+) -> tuple[list[str], np.ndarray]:
+    """The distinct file ids of the rows and each row's index into them.
 
-    Names are looked up once per distinct (partition, bucket), then taken per row."""
+    Names are looked up once per distinct (partition, bucket): the bucket's file group,
+    or a new one named after (instant, partition, bucket)."""
     codes, values = _partition_codes(partitions)
     b = np.asarray(buckets, dtype=np.int64)
-    pairs, inverse = np.unique(codes * (int(b.max(initial=0)) + 1) + b, return_inverse=True)
     width = int(b.max(initial=0)) + 1
+    pairs, inverse = np.unique(codes * width + b, return_inverse=True)  # few distinct
     names = [existing.get((values[c], int(x))) or new_bucket_file_id(instant, values[c], x)
              for c, x in zip((pairs // width).tolist(), (pairs % width).tolist(), strict=True)]
-    return pa.array(names, pa.string()).take(pa.array(inverse.reshape(-1)))
+    return names, inverse.reshape(-1)
+
+
+def assign_file_ids(
+    partitions, buckets: np.ndarray, existing: dict[tuple[str, int], str], instant: str
+) -> np.ndarray:
+    """File id per row (an object array; Spark tasks take :func:`file_id_table` into Arrow)."""
+    names, inverse = file_id_table(partitions, buckets, existing, instant)
+    return np.asarray(names, dtype=object)[inverse]
 
 
 def route(columns, partitions, counts: dict[str, int]) -> np.ndarray:

@@ -6,7 +6,7 @@ import numpy as np
 from pyspark.sql import types as T
 
 from indexes.base import BUCKET_COL, FILE_ID_COL, SparkAdapter, TagContext
-from indexes.simple_bucket.core import assign_file_ids, existing_bucket_files, route
+from indexes.simple_bucket.core import existing_bucket_files, file_id_table, route
 from tableformat.errors import IndexBenchError
 
 
@@ -34,7 +34,8 @@ class SimpleBucketSpark(SparkAdapter):
                 parts = rb.column(part_field)
                 buckets = route([rb.column(f) for f in fields], parts, counts)
                 acc.add({"keys_hashed": rb.num_rows})
-                fids = assign_file_ids(parts, buckets, existing, instant)
+                names, inverse = file_id_table(parts, buckets, existing, instant)
+                fids = pa.array(names, pa.string()).take(pa.array(inverse))
                 yield pa.RecordBatch.from_arrays(
                     [*rb.columns, fids, pa.array(buckets.astype(np.int32))],
                     schema=rb.schema.append(pa.field(FILE_ID_COL, pa.string(), False))
