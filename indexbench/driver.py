@@ -224,10 +224,12 @@ def upsert(spark: SparkSession, table: Table, index: RecordIndex, batch: DataFra
     counters = new_counters(spark)
     ctx = TagContext(spark, table, snapshot, instant, partitions, counters)
     t0 = time.perf_counter()
-    tagged = index.spark.tag_location(combined, ctx).persist(StorageLevel.MEMORY_AND_DISK)
-    records = tagged.count()
+    try:
+        tagged = index.spark.tag_location(combined, ctx).persist(StorageLevel.MEMORY_AND_DISK)
+        records = tagged.count()
+    finally:
+        combined.unpersist()  # tagged is cached by now (or the batch failed)
     tag_s = time.perf_counter() - t0
-    combined.unpersist()
     counts = dict(counters.value)
 
     planned = tagged

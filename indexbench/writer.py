@@ -136,7 +136,11 @@ def merge_file_group(
         new_order = fresh.column(order).take(pa.array(upd))
         old_order = old.column(order).take(pa.array(pos_np[upd]))
         # Ties go to the incoming record; an older incoming record loses to the stored one.
-        wins = pc.greater_equal(new_order, old_order).fill_null(True)
+        # NaN orders above every number (Java's Double.compareTo, Arrow's sort).
+        wins = pc.greater_equal(new_order, old_order)
+        if pa.types.is_floating(new_order.type):
+            wins = pc.or_kleene(wins, pc.is_nan(new_order))
+        wins = wins.fill_null(True)
         keep_new[upd] = wins.to_numpy(zero_copy_only=False)
     keep_old = np.ones(old.num_rows, dtype=bool)
     keep_old[pos_np[is_update & keep_new]] = False

@@ -499,10 +499,10 @@ class HoodieBloomFilter:
         stages = range(h.stages if all_slices else 1)
         words = [h.stage_words(enc, j) for j in stages]
         out = np.hstack(words) if len(words) > 1 else words[0]
-        slots = (out % out.dtype.type(h.bits_per_slice)).astype(np.uint64)
-        pos = slots + h.offsets[: out.shape[1]].astype(np.uint64)
-        return np.ascontiguousarray(
-            pos.astype(np.uint32 if self.bits_per_row < 2**32 else np.uint64).T)
+        kind = np.uint32 if self.bits_per_row < 2**32 else np.uint64
+        pos = (out % out.dtype.type(h.bits_per_slice)).astype(kind, copy=False)
+        pos += h.offsets[: out.shape[1]].astype(kind)
+        return np.ascontiguousarray(pos.T)
 
     def might_contain_many(self, keys: Iterable[str], prehashed: np.ndarray | None = None
                            ) -> np.ndarray:

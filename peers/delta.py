@@ -74,14 +74,14 @@ def precombine(batch: pa.Table, key: str = KEY, partition: str = PARTITION,
     arrival = pa.array(np.arange(n, dtype=np.int64))
     order = pc.sort_indices(
         pa.table({"p": batch[partition], "k": batch[key], "o": batch[ordering], "a": arrival}),
-        sort_keys=[("p", "ascending"), ("k", "ascending"), ("o", "descending"),
-                   ("a", "descending")])
+        sort_keys=[("p", "ascending"), ("k", "ascending"), ("o", "ascending"),
+                   ("a", "ascending")])  # ascending: NaN sorts last, i.e. largest
     rows = batch.take(order)
     p, k = rows[partition], rows[key]
     same = pc.and_(pc.equal(p.slice(1), p.slice(0, n - 1)),
                    pc.equal(k.slice(1), k.slice(0, n - 1)))
-    keep = np.ones(n, dtype=bool)
-    keep[1:] = ~same.to_numpy(zero_copy_only=False)
+    keep = np.ones(n, dtype=bool)  # the last of each (partition, key) run
+    keep[:-1] = ~same.to_numpy(zero_copy_only=False)
     return rows.filter(pa.array(keep))
 
 

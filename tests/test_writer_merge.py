@@ -108,3 +108,26 @@ def test_precombine_keeps_latest_then_last_arrival():
     out = precombine(df, "key", "ts").to_pandas()
     assert out["key"].tolist() == ["a", "b"]
     assert out["payload"].tolist() == ["p3", "p1"]  # tie at ts 7: the later arrival
+
+
+def test_nan_ordering_is_the_largest_value(tmp_path):
+    """A double ordering field: NaN orders above every number (Java's Double.compareTo),
+    in the pre-combine and against the stored record; NaN vs NaN is a tie (incoming)."""
+    t = _table(tmp_path)
+    schema = pa.schema([("key", pa.string()), ("dt", pa.string()), ("ts", pa.float64()),
+                        ("payload", pa.string())])
+    nan = float("nan")
+    first = pa.table({"key": ["a", "b", "c", "c"], "dt": [PART] * 4,  # Arrow keeps NaN
+                      "ts": [5.0, nan, 1.0, nan], "payload": ["a0", "b0", "c0", "c1"]},
+                     schema=schema)
+    spec1 = MergeSpec(t.uri, "20240101000000001", "key", "dt", "ts", schema)
+    s1 = merge_file_group(spec1, PART, "fg-0", first, None, "0-1-0", _footer)
+    incoming = pa.table({"key": ["a", "b"], "dt": [PART] * 2, "ts": [nan, nan],
+                         "payload": ["a1", "b1"]}, schema=schema)
+    spec2 = MergeSpec(t.uri, "20240101000000002", "key", "dt", "ts", schema)
+    s2 = merge_file_group(spec2, PART, "fg-0", incoming, s1["path"], "0-2-0", _footer)
+    got = pq.read_table(t.abs_path(s2["path"])).to_pandas()
+    assert got["payload"].tolist() == ["a1", "b1", "c1"]
+    from peers.delta import precombine as delta_precombine
+
+    assert delta_precombine(first).column("payload").to_pylist() == ["a0", "b0", "c1"]

@@ -102,7 +102,7 @@ def check_keys(footer: Mapping[str, str] | HoodieBloomFilter, keys: np.ndarray |
         HoodieBloomFilter.deserialize(footer[FOOTER_KEY], footer[TYPE_CODE_KEY])
     keys = keys if isinstance(keys, pa.Array) else pa.array(np.asarray(keys, dtype=object),
                                                             pa.string())
-    maybe = bloom.might_contain_many(keys.to_numpy(zero_copy_only=False), prehashed)
+    maybe = bloom.might_contain_many(keys, prehashed)  # Arrow in: no strings unless hashed
     positives = int(maybe.sum())
     found = np.zeros(len(keys), dtype=bool)
     if positives:

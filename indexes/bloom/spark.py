@@ -16,6 +16,8 @@ from indexes.bloom_filter import FOOTER_KEY, TYPE_CODE_KEY, HoodieBloomFilter
 from tableformat.basefile import read_footer, read_record_keys
 from tableformat.fs import IOStats
 
+PAIRS_PER_BATCH = 1 << 16  # (key, file) pairs per Arrow batch sent back to the JVM
+
 
 class BloomSpark(SparkAdapter):
     """Hudi's HoodieBloomIndex on Spark."""
@@ -79,6 +81,7 @@ class BloomSpark(SparkAdapter):
             import pyarrow as pa
             import pyarrow.compute as pc
 
+            hasher = new_filter()  # one per task: only its hashing is used
             for rb in batches:
                 parts = rb.column(part_field)
                 for part in pc.unique(parts).to_pylist():
@@ -89,15 +92,20 @@ class BloomSpark(SparkAdapter):
                     k, f = candidate_pairs(keys.to_numpy(zero_copy_only=False), r, prune)
                     if not len(k):
                         continue
-                    pos = new_filter().prehash(keys)  # (slices, keys): one row per slice
+                    has = np.zeros(len(keys), dtype=bool)
+                    has[k] = True  # hash only keys some file's range holds, each once
+                    column = np.cumsum(has) - 1
+                    pos = hasher.prehash(keys.filter(pa.array(has)))  # (slices, keys)
                     width = pos.shape[0] * pos.itemsize
-                    hashes = pa.FixedSizeBinaryArray.from_buffers(
-                        pa.binary(width), len(k),
-                        [None, pa.py_buffer(np.ascontiguousarray(pos[:, k].T))])
-                    yield pa.RecordBatch.from_arrays(
-                        [pa.repeat(pa.scalar(part), len(k)), keys.take(pa.array(k)),
-                         pa.array(r.file_ids[f], pa.string()), hashes.cast(pa.binary())],
-                        schema=pair_arrow)
+                    for lo in range(0, len(k), PAIRS_PER_BATCH):  # bounded Arrow batches
+                        kk, ff = k[lo:lo + PAIRS_PER_BATCH], f[lo:lo + PAIRS_PER_BATCH]
+                        hashes = pa.FixedSizeBinaryArray.from_buffers(
+                            pa.binary(width), len(kk),
+                            [None, pa.py_buffer(np.ascontiguousarray(pos[:, column[kk]].T))])
+                        yield pa.RecordBatch.from_arrays(
+                            [pa.repeat(pa.scalar(part), len(kk)), keys.take(pa.array(kk)),
+                             pa.array(r.file_ids[ff], pa.string()), hashes.cast(pa.binary())],
+                            schema=pair_arrow)
 
         def check_file(pairs):
             """Step 3: Hudi's bloom check + key lookup for one candidate file."""
