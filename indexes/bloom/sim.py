@@ -158,15 +158,25 @@ class BloomSim(SimAdapter):
         else:
             lo, hi = np.zeros(len(cand), np.int64), np.full(len(cand), len(codes))
         files = np.flatnonzero(cand)
-        all_keys = self.batch.keys.record_keys(ords) if len(files) else None
-        words = self.template.prehash(all_keys, all_slices=True) if len(files) else None
+        if not len(files):
+            return read
+        # hash, once, only the keys some candidate file's range holds
+        edges = np.zeros(len(codes) + 1, np.int64)
+        np.add.at(edges, lo[files], 1)
+        np.add.at(edges, hi[files], -1)
+        covered = np.cumsum(edges[:-1]) > 0
+        at = np.cumsum(covered) - 1  # a covered key's column in the prehashed positions
+        keys = self.batch.keys.record_keys(ords[covered])
+        words = self.template.prehash(keys, all_slices=True)
         for f in files:
             def file_keys(f=f):
                 read[f] = True
                 return self.batch.keys.record_keys(pf.ordinals[f])
 
-            check_keys(self._filter(p, f), all_keys.slice(lo[f], hi[f] - lo[f]), self.counts,
-                       file_keys, words[:, lo[f]:hi[f]])
+            n = int(hi[f] - lo[f])
+            start = int(at[lo[f]]) if n else 0
+            check_keys(self._filter(p, f), keys.slice(start, n), self.counts, file_keys,
+                       words[:, start:start + n])
         return read
 
     @lru_cache(maxsize=4096)  # noqa: B019 - one adapter per run, keyed by file fill

@@ -18,6 +18,7 @@ import numpy as np
 
 from indexes.dynamic_rli import ASSIGNERS_KEY, rli
 from indexes.dynamic_rli.assigner import count_values
+from indexes.dynamic_rli.cache import hash_order
 from indexes.dynamic_rli.core import bucket_file_sizes
 from indexes.hashing import java_string_hash, spark_murmur3_hash
 from indexes.simple_bucket.core import existing_bucket_files, new_bucket_file_id
@@ -97,7 +98,7 @@ class DynamicRliSim(SimAdapter):
         if any(x[1] is not None for x in parts):
             is_new = np.concatenate([np.ones(len(x[0]), bool) if x[1] is None else x[1]
                                      for x in parts])
-            order = np.argsort(h, kind="stable")
+            order = hash_order(h)  # = stable argsort, ~3x faster
             h, order_new = h[order], is_new[order]
         else:
             h.sort()
