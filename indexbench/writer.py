@@ -23,6 +23,7 @@ import pyarrow.compute as pc
 
 from tableformat import basefile as bf
 from tableformat.fs import IOStats
+from tableformat.precombine import precombine as combine
 from tableformat.table import WRITE_STATS_SCHEMA
 
 _DDL_TYPES = {"string": pa.string(), "long": pa.int64(), "int": pa.int32()}
@@ -58,16 +59,6 @@ def _as_arrow(records: pa.Table | pd.DataFrame, schema: pa.Schema) -> pa.Table:
     return records.select(schema.names).cast(schema)
 
 
-def _last_of_runs(sorted_keys: pa.Array) -> np.ndarray:
-    """Mask of the last row of every run of equal keys in ``sorted_keys``."""
-    n = len(sorted_keys)
-    last = np.ones(n, dtype=bool)
-    if n > 1:
-        same = pc.equal(sorted_keys.slice(0, n - 1), sorted_keys.slice(1))
-        last[:-1] = ~same.to_numpy(zero_copy_only=False)
-    return last
-
-
 def precombine(records: pa.Table | pd.DataFrame, key_field: str, ordering_field: str,
                schema: pa.Schema | None = None) -> pa.Table:
     """One record per key: the one with the larger ordering value (later arrival on ties).
@@ -78,14 +69,7 @@ def precombine(records: pa.Table | pd.DataFrame, key_field: str, ordering_field:
         pa.Table.from_pandas(records, preserve_index=False)
     if schema is not None:
         table = _as_arrow(table, schema)
-    arrival = pa.array(np.arange(table.num_rows, dtype=np.int64))
-    order = pc.sort_indices(
-        pa.table({"k": table.column(key_field), "o": table.column(ordering_field),
-                  "a": arrival}),
-        sort_keys=[("k", "ascending"), ("o", "ascending"), ("a", "ascending")])
-    table = table.take(order)
-    keys = table.column(key_field).combine_chunks()
-    return table.filter(pa.array(_last_of_runs(keys)))
+    return combine(table, [key_field], ordering_field)
 
 
 def merge_file_group(

@@ -29,11 +29,11 @@ import time
 from importlib import metadata
 from typing import Any
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from tableformat.errors import TableConfigError
+from tableformat.precombine import precombine as combine
 from tableformat.rows import peer_upsert_row
 from workloads import Workload
 from workloads import generator as G
@@ -68,21 +68,7 @@ def precombine(batch: pa.Table, key: str = KEY, partition: str = PARTITION,
                ordering: str = ORDERING) -> pa.Table:
     """One record per (partition, key): the larger ordering value, the later arrival on
     ties (Hudi's combine-before-upsert). Rows come out sorted by (partition, key)."""
-    n = batch.num_rows
-    if n <= 1:
-        return batch
-    arrival = pa.array(np.arange(n, dtype=np.int64))
-    order = pc.sort_indices(
-        pa.table({"p": batch[partition], "k": batch[key], "o": batch[ordering], "a": arrival}),
-        sort_keys=[("p", "ascending"), ("k", "ascending"), ("o", "ascending"),
-                   ("a", "ascending")])  # ascending: NaN sorts last, i.e. largest
-    rows = batch.take(order)
-    p, k = rows[partition], rows[key]
-    same = pc.and_(pc.equal(p.slice(1), p.slice(0, n - 1)),
-                   pc.equal(k.slice(1), k.slice(0, n - 1)))
-    keep = np.ones(n, dtype=bool)  # the last of each (partition, key) run
-    keep[:-1] = ~same.to_numpy(zero_copy_only=False)
-    return rows.filter(pa.array(keep))
+    return combine(batch, [partition, key], ordering)
 
 
 def _files(table) -> dict[str, tuple[int, int]]:
