@@ -213,11 +213,14 @@ class _BulkHasher:
         words = np.frombuffer(b"".join(parts), dtype=self.dtype).reshape(n, per_salt)
         return words[:, : hi - lo]
 
-    def words_to_positions(self, words: np.ndarray, stage: int) -> np.ndarray:
-        """Absolute bit positions of salt ``stage``'s slices from its raw words."""
+    def words_to_positions(self, words: np.ndarray, stage: int,
+                           kind: type = np.int64) -> np.ndarray:
+        """Absolute bit positions (as ``kind``) of salt ``stage``'s slices from its raw
+        words."""
         _, lo, hi = self._stage_span(stage)
-        slot = words % self.dtype.type(self.bits_per_slice)
-        return slot.astype(np.int64) + self.offsets[lo:hi]
+        pos = (words % self.dtype.type(self.bits_per_slice)).astype(kind, copy=False)
+        pos += self.offsets[lo:hi].astype(kind)
+        return pos
 
     def stage_positions(self, enc: Sequence[bytes], stage: int) -> np.ndarray:
         """Absolute bit positions of the slices covered by salt ``stage``: (n, slices), int64."""
@@ -480,7 +483,7 @@ class HoodieBloomFilter:
 
     @property
     def hash_family(self) -> tuple[Any, ...]:
-        """Filters with equal families hash a key to the same raw words
+        """Filters with equal families give a key the same bit positions
         (:meth:`prehash`), so one prehash serves every file of a table."""
         return self._hasher.family
 
@@ -496,13 +499,19 @@ class HoodieBloomFilter:
         if h.salts is None:
             raise ValueError("pybloom's hashing could not be vectorized; probe keys directly")
         enc = h.encode(_as_key_array(keys))
-        stages = range(h.stages if all_slices else 1)
-        words = [h.stage_words(enc, j) for j in stages]
-        out = np.hstack(words) if len(words) > 1 else words[0]
-        kind = np.uint32 if self.bits_per_row < 2**32 else np.uint64
-        pos = (out % out.dtype.type(h.bits_per_slice)).astype(kind, copy=False)
-        pos += h.offsets[: out.shape[1]].astype(kind)
-        return np.ascontiguousarray(pos.T)
+        pos = [h.words_to_positions(h.stage_words(enc, j), j, self.position_dtype)
+               for j in range(h.stages if all_slices else 1)]
+        return np.ascontiguousarray((np.hstack(pos) if len(pos) > 1 else pos[0]).T)
+
+    @property
+    def position_dtype(self) -> type:
+        """The dtype of :meth:`prehash` positions (uint32 unless a row has 2**32 bits)."""
+        return np.uint32 if self.bits_per_row < 2**32 else np.uint64
+
+    @property
+    def first_salt_slices(self) -> int:
+        """Rows of ``prehash(keys)``: the slices the first salt's digest covers."""
+        return self._hasher._stage_span(0)[2] if self._hasher.salts is not None else 0
 
     def might_contain_many(self, keys: Iterable[str], prehashed: np.ndarray | None = None
                            ) -> np.ndarray:

@@ -96,7 +96,8 @@ def check_keys(footer: Mapping[str, str] | HoodieBloomFilter, keys: np.ndarray |
     boolean mask of the keys really present. ``file_keys`` (the record-key column) is
     called only when at least one probe was positive; a positive the keys do not
     confirm is a false positive. ``prehashed``: the keys' ``HoodieBloomFilter.prehash``
-    words, computed once for all the files they are probed against.
+    positions (from a filter of the same ``hash_family``), computed once for all the
+    files they are probed against.
     """
     bloom = footer if isinstance(footer, HoodieBloomFilter) else \
         HoodieBloomFilter.deserialize(footer[FOOTER_KEY], footer[TYPE_CODE_KEY])

@@ -70,10 +70,11 @@ class BloomSpark(SparkAdapter):
         table_uri, acc = ctx.table.uri, ctx.counters
 
         new_filter = self.index.filter_factory()  # every file of the table shares its hashing
-        probe_words = new_filter().prehash(["x"])
-        template_dtype, template_width = probe_words.dtype, probe_words.shape[0]
-        width_bytes = template_width * probe_words.itemsize
-        template_family = new_filter().hash_family
+        template = new_filter()
+        pos_dtype, slices = np.dtype(template.position_dtype), template.first_salt_slices
+        width_bytes = slices * pos_dtype.itemsize
+        template_family = template.hash_family
+        del template  # holds hashlib objects: the task closures must not capture it
 
         def explode_candidates(batches):
             """Step 2: range pruning on the broadcast min/max of each partition's files;
@@ -96,11 +97,10 @@ class BloomSpark(SparkAdapter):
                     has[k] = True  # hash only keys some file's range holds, each once
                     column = np.cumsum(has) - 1
                     pos = hasher.prehash(keys.filter(pa.array(has)))  # (slices, keys)
-                    width = pos.shape[0] * pos.itemsize
                     for lo in range(0, len(k), PAIRS_PER_BATCH):  # bounded Arrow batches
                         kk, ff = k[lo:lo + PAIRS_PER_BATCH], f[lo:lo + PAIRS_PER_BATCH]
                         hashes = pa.FixedSizeBinaryArray.from_buffers(
-                            pa.binary(width), len(kk),
+                            pa.binary(width_bytes), len(kk),
                             [None, pa.py_buffer(np.ascontiguousarray(pos[:, column[kk]].T))])
                         yield pa.RecordBatch.from_arrays(
                             [pa.repeat(pa.scalar(part), len(kk)), keys.take(pa.array(kk)),
@@ -119,8 +119,8 @@ class BloomSpark(SparkAdapter):
             keys = pairs.column("key").combine_chunks()
             raw = pairs.column("key_hash").combine_chunks().cast(pa.binary(width_bytes))
             offset = raw.offset * width_bytes
-            words = np.frombuffer(raw.buffers()[1], dtype=template_dtype, offset=offset,
-                                  count=len(keys) * template_width).reshape(len(keys), -1).T
+            words = np.frombuffer(raw.buffers()[1], dtype=pos_dtype, offset=offset,
+                                  count=len(keys) * slices).reshape(len(keys), -1).T
             path = table.abs_path(bc_paths.value[(part, fid)])
             footer = read_footer(table.fs, path, stats)
             bloom = HoodieBloomFilter.deserialize(footer[FOOTER_KEY], footer[TYPE_CODE_KEY])
