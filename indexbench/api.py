@@ -43,6 +43,7 @@ def load_workload(workload: str | workloads.Workload = "uniform", batches: int |
 def workload_fingerprint(w: workloads.Workload) -> str:
     """What makes two runs' batches identical (everything but the batch count)."""
     spec = {k: v for k, v in sorted(vars(w).items()) if k not in ("batches", "description")}
+    spec["update_keyspace"] = workloads.update_keyspace(w)  # zipfian: depends on batches
     return hashlib.sha256(json.dumps(spec, default=str).encode()).hexdigest()[:16]
 
 

@@ -13,6 +13,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
@@ -24,6 +25,7 @@ from indexes import get as get_index
 from indexes import index_class
 from indexes.base import BUCKET_COL, FILE_ID_COL, CommitContext, RecordIndex, TagContext
 from indexes.counters import new_counters
+from tableformat import sizing
 from tableformat.errors import InvalidBatchError, TableConfigError
 from tableformat.faults import CRASH_ENV, crash_if  # noqa: F401 (CRASH_ENV: tests' name)
 from tableformat.rows import WriteTotals, upsert_row
@@ -139,25 +141,58 @@ def precombine_batch(batch: DataFrame, config: TableConfig) -> DataFrame:
     return batch.withColumn("__rn", F.row_number().over(w)).where("__rn = 1").drop("__rn")
 
 
-def plan_inserts(tagged: DataFrame, config: TableConfig, instant: str,
-                 max_records_per_file: int) -> DataFrame:
-    """Records with no location go to new file groups of at most ``max_records_per_file``.
+def plan_inserts(tagged: DataFrame, table: Table, snapshot: Snapshot, index: RecordIndex,
+                 instant: str, spark: SparkSession) -> tuple[DataFrame, dict[str, float]]:
+    """Records with no location go where Hudi's ``UpsertPartitioner`` sends them.
 
-    Inserts are numbered per partition in key order (so new files have tight key ranges)
-    and the n-th slice of each partition gets a file id derived from (instant, partition,
-    n). No small-file packing: existing small files are not topped up.
+    Per partition, :func:`tableformat.sizing.plan_partition` tops up the small files and
+    plans new file groups (the driver sees one insert count per partition and the
+    snapshot's file sizes); then one task per partition ranks its inserts by (Spark's
+    ``hash(key)``, key) and cuts the ranking at the planned counts, so the file a key
+    lands in is chosen by its hash and a batch's new files overlap in key range. Returns
+    the planned records and the plan's counters.
     """
-    part, key = config.partition_field, config.record_key_field
-    w = Window.partitionBy(part).orderBy(key)
-    group = F.floor((F.row_number().over(w) - 1) / F.lit(max_records_per_file))
-    digest = F.sha2(F.concat_ws("/", F.lit(instant), F.col(part), group.cast("string")), 256)
-    new_id = F.concat(
-        F.substring(digest, 1, 8), F.lit("-"), F.substring(digest, 9, 4), F.lit("-"),
-        F.substring(digest, 13, 4), F.lit("-"), F.substring(digest, 17, 4), F.lit("-"),
-        F.substring(digest, 21, 12), F.lit("-0"))
+    cfg = table.config
+    part, key = cfg.partition_field, cfg.record_key_field
+    sizing_cfg = index.sizing()
+    inserts = tagged.where(F.col(FILE_ID_COL).isNull())
     updates = tagged.where(F.col(FILE_ID_COL).isNotNull())
-    inserts = tagged.where(F.col(FILE_ID_COL).isNull()).withColumn(FILE_ID_COL, new_id)
-    return updates.unionByName(inserts)
+    counts = {r[0]: int(r[1]) for r in inserts.groupBy(part).count().collect()}  # ok: one
+    avg = sizing.average_record_size(snapshot.commits, sizing_cfg)  # row per partition
+    plans = {}
+    for p, n in sorted(counts.items()):
+        files = [(s.file_id, s.size_bytes) for s in snapshot.in_partitions([p])]
+        plans[p] = sizing.plan_partition(
+            n, sizing.small_files(files, sizing_cfg), avg, sizing_cfg,
+            lambda b, p=p: sizing.new_file_id(instant, p, b))
+    stats = {"small_files_topped_up": sum(pl.topped_up for pl in plans.values()),
+             "small_file_inserts": sum(pl.small_file_inserts for pl in plans.values()),
+             "avg_record_size": avg}
+    if not counts:
+        return tagged, stats
+    bc = spark.sparkContext.broadcast({p: (pl.bounds, pl.file_ids) for p, pl in plans.items()})
+    fid_at = inserts.columns.index(FILE_ID_COL)
+    fid_field = to_arrow_schema(inserts.schema).field(FILE_ID_COL)
+
+    def assign(group):
+        """One partition's inserts: rank by (hash, key), cut at the plan's counts."""
+        import pyarrow as pa
+
+        from indexes.hashing import spark_murmur3_hash
+
+        bounds, ids = bc.value[group.column(part)[0].as_py()]
+        keys = group.column(key).combine_chunks()
+        ranked = pa.table({"h": pa.array(spark_murmur3_hash(keys)), "k": keys,
+                           "i": pa.array(np.arange(len(keys), dtype=np.int64))}
+                          ).sort_by([("h", "ascending"), ("k", "ascending")])
+        ranks = np.empty(len(keys), np.int64)
+        ranks[ranked.column("i").to_numpy()] = np.arange(len(keys), dtype=np.int64)
+        bucket = np.searchsorted(bounds, ranks, side="right")
+        return group.set_column(fid_at, fid_field,
+                                pa.array(ids, pa.string()).take(pa.array(bucket)))
+
+    planned = inserts.groupBy(part).applyInArrow(assign, inserts.schema)
+    return updates.unionByName(planned), stats
 
 
 def write_file_groups(planned: DataFrame, table: Table, index: RecordIndex, instant: str,
@@ -234,7 +269,8 @@ def upsert(spark: SparkSession, table: Table, index: RecordIndex, batch: DataFra
 
     planned = tagged
     if not index.assigns_inserts:
-        planned = plan_inserts(tagged, cfg, instant, index.params["max_records_per_file"])
+        planned, plan_counts = plan_inserts(tagged, table, snapshot, index, instant, spark)
+        counts.update(plan_counts)
     t1 = time.perf_counter()
     stats = write_file_groups(planned, table, index, instant, spark, snapshot)
     write_s = time.perf_counter() - t1

@@ -333,6 +333,37 @@ class _DynamicPolicy:
             pos += take
         return out
 
+    def counts(self, n: int) -> list[int]:
+        """Adds per row after the next ``n`` adds, as ``bincount(assign(n))`` on a fresh
+        policy, without a per-add array (a theory curve asks for n up to billions)."""
+        rows = [0] * self.rows
+        pos = 0
+        while pos < n:
+            if self.reached:
+                q, r = divmod(n - pos, self.rows)
+                rows = [c + q for c in rows]
+                for i in range(r):
+                    rows[(self.cursor + i) % self.rows] += 1
+                self.cursor += n - pos
+                self.current += n - pos
+                break
+            if self.current >= self.nr:
+                if self.rows * self.nr < self.max_nr:
+                    self.rows += 1
+                    rows.append(0)
+                    self.current = 0
+                else:
+                    self.reached = True
+                    rows[0] += 1
+                    self.current += 1
+                    pos += 1
+                    continue
+            take = min(n - pos, self.nr - self.current)
+            rows[self.rows - 1] += take
+            self.current += take
+            pos += take
+        return rows
+
 
 def _as_key_array(keys: Iterable[Any]) -> np.ndarray:
     """Keys (list, numpy, pandas, pyarrow) as a numpy object array, refusing nulls."""
@@ -585,8 +616,7 @@ class HoodieBloomFilter:
             return [int(n)]
         if n <= 0:
             return [0]
-        policy = _DynamicPolicy(nr=self._num_entries, max_nr=self._max_entries)
-        return np.bincount(policy.assign(int(n)), minlength=policy.rows).tolist()
+        return _DynamicPolicy(nr=self._num_entries, max_nr=self._max_entries).counts(int(n))
 
     # -- serialization --------------------------------------------------------------------
     def _to_bytes(self) -> bytes:

@@ -39,7 +39,11 @@ KNOWN_EXTRA_COLUMNS = frozenset({
     "run_mode", "keys_hashed", "bloom_mode", "rli_files_written", "rli_bytes_written",
     "sim_s", "storage",
     # bloom
-    "range_footers_read", "check_footers_read", "true_positives",
+    "range_footers_read", "check_footers_read", "true_positives", "files_read_needed",
+    "files_read_fp_only", "bytes_read_needed", "bytes_read_fp_only", "fp_theory",
+    "probed_keys_per_file",
+    # copy-on-write file sizing (indexes that leave inserts to the planner)
+    "small_files_topped_up", "small_file_inserts", "avg_record_size",
     # multiple-rehash (rescale rows)
     "mode", "factor", "rescale_factor", "from_buckets", "to_buckets", "shuffle_bytes",
     "shuffle_read_bytes", "spark_jobs", "partition", "rescaled_partitions",

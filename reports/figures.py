@@ -156,11 +156,12 @@ def bloom_filter_for(params: Mapping[str, Any]):
         HoodieBloomFilter,
     )
 
+    # a scaled run (indexbench.scale) built its filters with the effective sizes
     return HoodieBloomFilter.create(
         str(params.get("filter_type", DYNAMIC_V0)),
-        int(params.get("num_entries", DEFAULT_NUM_ENTRIES)),
+        int(params.get("effective_num_entries", params.get("num_entries", DEFAULT_NUM_ENTRIES))),
         float(params.get("fpp", DEFAULT_FPP)),
-        int(params.get("max_entries", DEFAULT_MAX_ENTRIES)))
+        int(params.get("effective_max_entries", params.get("max_entries", DEFAULT_MAX_ENTRIES))))
 
 
 def theoretical_fp_curve(params: Mapping[str, Any], n: Sequence[float] | np.ndarray) -> np.ndarray:
@@ -178,6 +179,9 @@ def fp_points(g: pd.DataFrame) -> pd.DataFrame:
 
     Negatives are probes of keys not in the probed file (checks − true positives); a batch
     with 0 false positives gets the 95% upper bound 3/negatives instead of a point at 0.
+    ``theory_rate`` is the run's own reference figure (``fp_theory``: each probed
+    filter's theoretical fpp at its fill, weighted by its negative probes) when the run
+    counted it; ``probed_n`` the mean keys of the filters the negative probes met.
     """
     recs_per_file = _before(g, "table_records") / _before(g, "file_groups").replace(0, np.nan)
     checks = _num(g, "bloom_checks")
@@ -186,12 +190,29 @@ def fp_points(g: pd.DataFrame) -> pd.DataFrame:
     negatives = checks - true_pos.fillna(0)
     rate = _num(g, "fp_rate")
     rate = rate.where(rate.notna(), fps / negatives.replace(0, np.nan))
+    theory = _num(g, "fp_theory") / negatives.replace(0, np.nan)
+    probed = _num(g, "probed_keys_per_file")
     out = pd.DataFrame({"batch": g["batch"].to_numpy(), "records_per_file": recs_per_file,
+                        "probed_n": probed.where(probed.notna(), recs_per_file),
                         "table_records": _before(g, "table_records"), "negatives": negatives,
-                        "false_positives": fps, "fp_rate": rate})
+                        "false_positives": fps, "fp_rate": rate, "theory_rate": theory})
     out["upper_bound"] = np.where(out["false_positives"] > 0, np.nan,
                                   FP_UPPER_BOUND_Z / out["negatives"])
     return out[(out["negatives"] > 0) & out["records_per_file"].notna()]
+
+
+def effective_n(params: Mapping[str, Any], rate: np.ndarray) -> np.ndarray:
+    """The fill n whose theoretical fpp is ``rate`` (the curve is monotone in n): where a
+    batch probed filters of many fills, its theory point lies on the curve there."""
+    ns = np.unique(np.round(np.geomspace(1, 1e10, 1500)))
+    curve = theoretical_fp_curve(params, ns)
+    ok = curve > 0
+    rate = np.asarray(rate, dtype=float)
+    out = np.full(rate.shape, np.nan)
+    pos = rate > 0
+    if ok.any() and pos.any():
+        out[pos] = np.exp(np.interp(np.log(rate[pos]), np.log(curve[ok]), np.log(ns[ok])))
+    return out
 
 
 def fp_rate_figure(df: pd.DataFrame,
@@ -212,7 +233,12 @@ def fp_rate_figure(df: pd.DataFrame,
             params = default_index_params([name]).get(name, {})
         if is_bloom(params):
             pts = fp_points(g)
-            pts["theory"] = theoretical_fp_curve(params, pts["records_per_file"].to_numpy())
+            at_n = theoretical_fp_curve(params, pts["probed_n"].to_numpy())
+            counted = pts["theory_rate"].notna()
+            pts["theory"] = np.where(counted, pts["theory_rate"], at_n)
+            # x of the rate-vs-n panel: the n whose curve value is the batch's theory
+            pts["n"] = np.where(counted & (pts["theory"] > 0),
+                                effective_n(params, pts["theory"].to_numpy()), pts["probed_n"])
             blooms.append((label, name, params, pts))
     with style.paper():
         fig, axes = style.figure(1, 2, height=3.4)
@@ -224,14 +250,15 @@ def fp_rate_figure(df: pd.DataFrame,
         for *_x, pts in blooms:
             lows += [v for c in ("fp_rate", "upper_bound") for v in pts[c] if v > 0]
         low = max(1e-15, min(lows) / 1e3)
-        all_n = pd.concat([pts["records_per_file"] for *_x, pts in blooms])
+        all_n = pd.concat([pts["n"] for *_x, pts in blooms]).dropna()
         n_lo = max(1.0, float(all_n.min()) / 10) if len(all_n) else 10.0
         n_hi = 1.0
         for label, name, params, pts in blooms:
             color, marker = style.index_color(name), style.index_marker(name)
             f = bloom_filter_for(params)
-            ne, mx = int(params.get("num_entries", 60000)), int(params.get("max_entries", 1e5))
-            hi = max(3 * mx, 2 * float(pts["records_per_file"].max()) if len(pts) else 0)
+            ne = int(params.get("effective_num_entries", params.get("num_entries", 60000)))
+            mx = int(params.get("effective_max_entries", params.get("max_entries", 1e5)))
+            hi = max(3 * mx, 2 * float(pts["n"].max()) if pts["n"].notna().any() else 0)
             n_hi = max(n_hi, hi)
             ns = np.unique(np.round(np.geomspace(n_lo, hi, 90)))
             curve = theoretical_fp_curve(params, ns)
@@ -246,7 +273,7 @@ def fp_rate_figure(df: pd.DataFrame,
                       transform=ax_n.get_xaxis_transform())
             meas = pts[pts["fp_rate"] > 0]
             zero = pts[pts["fp_rate"].fillna(0) <= 0]
-            for ax, x in ((ax_n, "records_per_file"), (ax_t, "table_records")):
+            for ax, x in ((ax_n, "n"), (ax_t, "table_records")):
                 if len(meas):
                     ax.scatter(meas[x], meas["fp_rate"], color=color, marker=marker, s=28,
                                zorder=3, label=f"{label}: {what}")
@@ -255,17 +282,19 @@ def fp_rate_figure(df: pd.DataFrame,
                                edgecolors=color, marker="v", s=30, zorder=3,
                                label=f"{label}: 0 FP {what}, 95% upper bound 3/negatives")
             if len(pts):
-                ax_t.scatter(pts["table_records"], np.maximum(pts["theory"], low), marker="x",
-                             color=color, s=24, clip_on=False,
-                             label=f"{label}: theory at measured n "
-                                                     "(floor = below axis)")
+                for ax, x in ((ax_n, "n"), (ax_t, "table_records")):
+                    ax.scatter(pts[x], np.maximum(pts["theory"], low), marker="x",
+                               color=color, s=24, clip_on=False,
+                               label=f"{label}: theory for the filters probed "
+                                     "(floor = below axis)")
         for ax in (ax_n, ax_t):
             ax.set_yscale("log")
             ax.set_ylim(low, 1.5)
             ax.set_ylabel("false-positive rate (FP / negative probes)")
         ax_n.set_xscale("log")
         ax_n.set_xlim(n_lo, n_hi)
-        ax_n.set_xlabel("records per file n (keys in each probed filter)")
+        ax_n.set_xlabel("records per file n (for a batch: the n whose theory is its "
+                        "probes' expected rate)")
         ax_n.set_title("FP rate vs records per file")
         ax_t.set_xlabel("table size before the batch (records)")
         ax_t.xaxis.set_major_formatter(_kilo)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from tableformat.sizing import CommitTotals
 from tableformat.table import FileSlice, Snapshot, format_instant, parse_instant
 
 FIRST_INSTANT = "20260101000000000"
@@ -47,6 +48,9 @@ class ModelTable:
             snap.slices[(s.partition, s.file_id)] = s
         snap.physical_files += len(written)
         snap.completed.append(instant)
+        snap.commits.append(CommitTotals(
+            instant, "replacecommit" if replaced else "commit",
+            sum(s.size_bytes for s in written), sum(s.num_records for s in written)))
         snap.extra[instant] = dict(extra or {})
 
     def slice_of(self, partition: str, file_id: str, instant: str, num_records: int,

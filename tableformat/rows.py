@@ -17,7 +17,8 @@ from typing import Any
 MEASURED_ONLY = ("bytes_read", "bytes_written", "merge_bytes_read", "generate_s",
                  "validate_s", "precombine_s", "tag_s", "write_s",
                  "commit_s", "total_s", "shuffle_bytes", "shuffle_read_bytes",
-                 "index_disk_bytes", "rli_bytes_read", "rli_bytes_written", "bootstrap_s")
+                 "index_disk_bytes", "rli_bytes_read", "rli_bytes_written", "bootstrap_s",
+                 "bytes_read_needed", "bytes_read_fp_only", "avg_record_size")
 
 
 @dataclass(frozen=True)
@@ -90,6 +91,20 @@ def upsert_row(*, batch_no: int, instant: str, input_records: int, records: int,
         "bloom_positives": counts.get("bloom_positives", 0),
         "false_positives": counts.get("false_positives", 0),
         "fp_rate": measured_fp_rate(counts) if counts.get("bloom_checks") else None,
+        # files whose keys were read: ones holding a true match (a read the index needed)
+        # and ones read only because of false positives (the FP cost)
+        "files_read_needed": counts.get("files_read_needed", 0),
+        "files_read_fp_only": counts.get("files_read_fp_only", 0),
+        "bytes_read_needed": counts.get("bytes_read_needed", 0),
+        "bytes_read_fp_only": counts.get("bytes_read_fp_only", 0),
+        # reference, not a measurement: Σ over probed filters of negatives × the filter's
+        # theoretical fpp at its row fill (what the measured FP should be close to)
+        "fp_theory": counts.get("fp_theory"),
+        "probed_keys_per_file": (counts["probed_file_keys"] / counts["negative_probes"]
+                                 if counts.get("negative_probes") else None),
+        "small_files_topped_up": counts.get("small_files_topped_up", 0),
+        "small_file_inserts": counts.get("small_file_inserts", 0),
+        "avg_record_size": counts.get("avg_record_size"),
         "files_written": writes.files_written, "bytes_written": writes.bytes_written,
         "records_written": writes.records_written,
         "records_rewritten": writes.records_written - writes.inserts - writes.updates,

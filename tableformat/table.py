@@ -20,6 +20,7 @@ import pyarrow.fs as pafs
 from tableformat import fs as tfs
 from tableformat.basefile import BaseFileName
 from tableformat.errors import ConcurrentWriterError, IndexBenchError, TableConfigError
+from tableformat.sizing import CommitTotals
 
 HOODIE = ".hoodie"
 PROPERTIES = "hoodie.properties"
@@ -142,6 +143,8 @@ class Snapshot:
     physical_files: int
     schema: str | None
     extra: dict[str, dict] = field(default_factory=dict)
+    # what each completed instant wrote, oldest first (Hudi's average record size)
+    commits: list[CommitTotals] = field(default_factory=list)
 
     def partitions(self) -> list[str]:
         return sorted({p for p, _ in self.slices})
@@ -276,9 +279,15 @@ class Table:
         slices: dict[tuple[str, str], FileSlice] = {}
         completed, physical, schema = [], 0, None
         extra: dict[str, dict] = {}
+        commits: list[CommitTotals] = []
         for instant, action in self.completed_instants():
             meta = self.read_commit(instant, action)
             completed.append(instant)
+            written = [s for stats in meta.get("partitionToWriteStats", {}).values()
+                       for s in stats]
+            commits.append(CommitTotals(instant, action,
+                                        sum(int(s["totalWriteBytes"]) for s in written),
+                                        sum(int(s["numWrites"]) for s in written)))
             for partition, ids in meta.get("partitionToReplaceFileIds", {}).items():
                 for fid in ids:
                     slices.pop((partition, fid), None)
@@ -292,7 +301,7 @@ class Table:
                     )
             schema = meta.get("extraMetadata", {}).get("schema", schema)
             extra[instant] = meta.get("extraMetadata", {})
-        return Snapshot(slices, completed, physical, schema, extra)
+        return Snapshot(slices, completed, physical, schema, extra, commits)
 
     # ---- writer lock and rollback ----------------------------------------
     def _lock_path(self) -> str:

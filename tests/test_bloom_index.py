@@ -12,8 +12,8 @@ from indexes.bloom_filter import FOOTER_KEY, TYPE_CODE_KEY, HoodieBloomFilter
 from tableformat import basefile as bf
 from tableformat.table import Table
 
-SMALL_BLOOM = {"num_entries": 20, "fpp": 0.3, "filter_type": "SIMPLE",
-               "max_records_per_file": 50}
+SMALL_BLOOM = {"num_entries": 20, "fpp": 0.3, "filter_type": "SIMPLE", "scale": 1,
+               "insert_split_size": 50, "auto_split": False, "small_file_limit": 0}
 
 
 def batch(keys, ts=1) -> pd.DataFrame:

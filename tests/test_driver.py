@@ -18,7 +18,8 @@ from tableformat.errors import InvalidBatchError, TableConfigError
 from tableformat.table import Table
 
 PARAMS = {
-    "bloom": {"num_entries": 200, "fpp": 0.01, "max_records_per_file": 60},
+    "bloom": {"num_entries": 200, "fpp": 0.01, "scale": 1, "insert_split_size": 60,
+              "auto_split": False, "small_file_limit": 0},
     "simple-bucket": {"num_buckets": 8},
 }
 
@@ -69,7 +70,7 @@ def test_snapshot_equals_dict_oracle(spark, tmp_path, index_name):
     assert verify_table(spark, uri) == []
     if index_name == "bloom":
         counts = snap.groupby("_hoodie_file_name").size()
-        assert counts.max() <= 60 + 0  # inserts split at max_records_per_file; no file grows
+        assert counts.max() <= 60  # inserts split at insert.split.size; nothing topped up
     else:
         groups = Table(uri).snapshot().slices.values()
         buckets = [(s.partition, s.file_id[:8]) for s in groups]

@@ -17,9 +17,14 @@ SIZES = {"initial_records": 1200, "batches": 2, "batch_size": 400}
 TINY = ["--initial-records", "1200", "--batches", "2", "--batch-size", "400"]
 # Small filters and buckets so every counter moves: bloom false positives (filters past
 # their capacity), multiple-rehash rescales (auto policy), dynamic-rli bucket growth.
+# Bloom's file sizing is by record counts here (no top-up, fixed split): byte-based
+# sizing reads Parquet sizes, which the simulator only models; TOP_UP below covers it.
+SMALL_FILTER = {"hoodie.index.bloom.num_entries": "100", "hoodie.index.bloom.fpp": "0.01",
+                "hoodie.bloom.index.filter.dynamic.max.entries": "200", "indexbench.scale": "1"}
 PARAMS = {
-    "bloom": {"hoodie.index.bloom.num_entries": "100", "hoodie.index.bloom.fpp": "0.01",
-              "hoodie.bloom.index.filter.dynamic.max.entries": "200"},
+    "bloom": {**SMALL_FILTER, "hoodie.parquet.small.file.limit": "0",
+              "hoodie.copyonwrite.insert.auto.split": "false",
+              "hoodie.copyonwrite.insert.split.size": "150"},
     "simple-bucket": {"hoodie.bucket.index.num.buckets": "4"},
     "multiple-rehash": {"hoodie.bucket.index.num.buckets": "2",
                         "indexbench.rescale.max.bucket.records": "120"},
@@ -101,3 +106,24 @@ def test_calibrate_fits_the_time_model_to_the_real_run(preset_run, tmp_path):
     sim = simulate_compare(["bloom"], preset, params=PARAMS, write=False, parallelism=2,
                            storage=str(path), **SIZES)
     assert (sim["storage"] == profile.name).all() and (sim["model_total_s"] > 0).all()
+
+
+# Every file is small and has room for any batch, and the average record size is always
+# the estimate: top-up then depends on record counts only, so sim and real must agree.
+TOP_UP = {**SMALL_FILTER, "hoodie.parquet.small.file.limit": str(10**12),
+          "hoodie.parquet.max.file.size": str(2 * 10**12),
+          "hoodie.record.size.estimation.threshold": str(10**6)}
+
+
+def test_sim_reproduces_small_file_top_up_exactly(spark, tmp_path):
+    from indexbench import api
+    from indexbench.sim.driver import simulate
+
+    real = api.run("bloom", "uniform", params=TOP_UP, out=str(tmp_path), spark=spark, **SIZES)
+    sim = simulate("bloom", "uniform", params=TOP_UP, write=False, parallelism=2, **SIZES)
+    assert real["small_file_inserts"].iloc[1:].tolist() == real["inserts"].iloc[1:].tolist()
+    assert (real["small_files_topped_up"].iloc[1:] > 0).all()
+    for col in EXACT + ["small_files_topped_up", "small_file_inserts", "files_read_needed",
+                        "files_read_fp_only"]:
+        assert real[col].tolist() == sim[col].tolist(), col
+    assert real["false_positives"].sum() > 0

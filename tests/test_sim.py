@@ -102,7 +102,9 @@ def test_modelled_false_positives_agree_with_exact_filters():
     rate: on a mid-size case with thousands of them, within 10% of real filters."""
     params = {"hoodie.index.bloom.num_entries": 2000, "hoodie.index.bloom.fpp": 0.001,
               "hoodie.bloom.index.filter.dynamic.max.entries": 4000,
-              "hoodie.copyonwrite.insert.split.size": 10000}
+              "hoodie.copyonwrite.insert.split.size": 10000, "indexbench.scale": 1,
+              "hoodie.copyonwrite.insert.auto.split": "false",
+              "hoodie.parquet.small.file.limit": 0}
     sizes = {"initial_records": 60000, "batches": 4, "batch_size": 10000}
     exact = simulate("bloom", "uniform", params=params, write=False, **sizes)
     model = simulate("bloom", "uniform", params=params, write=False, exact_bloom_keys=0,

@@ -83,17 +83,23 @@ def test_zeta_large_reproduces_scrambled_zetan():
     assert D.zeta(D.SCRAMBLED_ITEM_COUNT, 0.99) == pytest.approx(D.SCRAMBLED_ZETAN, rel=1e-9)
 
 
-def test_zipfian_chi_square_through_generator():
+@pytest.mark.parametrize("keyspace", ["ycsb", "existing-per-batch"])
+def test_zipfian_chi_square_through_generator(keyspace):
     n = 1000
     w = small(initial_records=n, batches=1, batch_size=200_000, update_fraction=1.0,
-              distribution="zipfian")
+              distribution="zipfian", keyspace=keyspace)
     a = G.batch_arrays(w, 1)
     assert a["is_update"].all()
     obs = np.bincount(a["ordinal"], minlength=n)
     exp = D.Zipfian(n, 0.99).probabilities()
     assert exp.sum() == pytest.approx(1.0)
     assert exp[0] == pytest.approx(1 / D.zeta(n, 0.99))
-    assert chi2_p(obs, exp) > 1e-3
+    # ycsb: a zipfian over the fixed keyspace (n + 0 expected new keys + 1 = 1001 items),
+    # draws past the last key redrawn, i.e. truncated to [0, n) and renormalised
+    space = G.update_keyspace(w) or n
+    assert space == (n + 1 if keyspace == "ycsb" else n)
+    exact = D.Zipfian(space, 0.99).probabilities()[:n]
+    assert chi2_p(obs, exact / exact.sum()) > 1e-3
     # and it is a zipf: item 0 is the most popular, with about 1/zeta(n) of the draws
     assert obs.argmax() == 0
     assert obs[0] / obs.sum() == pytest.approx(1 / D.zeta(n, 0.99), abs=0.005)
@@ -224,6 +230,120 @@ def test_longer_run_extends_shorter_one():
         long = short.with_overrides(batches=5)
         for b in range(3):
             assert G.batch_frame(short, b).equals(G.batch_frame(long, b))
+    # fixed keyspaces that do not depend on the run's length extend too
+    for d, ks in [("uniform", "ycsb"), ("hotspot", "ycsb"), ("sequential", "ycsb"),
+                  ("zipfian", "existing-per-batch"),
+                  ("scrambled_zipfian", "existing-per-batch")]:
+        short = small(batches=2, distribution=d, keyspace=ks)
+        long = short.with_overrides(batches=5)
+        for b in range(3):
+            assert np.array_equal(G.batch_arrays(short, b)["ordinal"],
+                                  G.batch_arrays(long, b)["ordinal"]), (d, ks, b)
+
+
+# --------------------------------------------------------------------------- update keyspace
+
+
+def test_update_keyspace_follows_ycsb_core_workload():
+    w = small(initial_records=5_000, batches=3, batch_size=4_000, update_fraction=0.5)
+    new_keys = G.total_keys(w) - 5_000
+    assert new_keys == 6_000
+    for d in ("uniform", "hotspot", "sequential"):  # insertstart .. insertcount - 1
+        assert G.update_keyspace(w.with_overrides(distribution=d)) == 5_000
+    for d in ("zipfian", "scrambled_zipfian"):  # insertcount + expectednewkeys, + 1
+        assert G.update_keyspace(w.with_overrides(distribution=d)) == 5_000 + 12_000 + 1
+    assert G.update_keyspace(w.with_overrides(distribution="latest")) is None
+    for d in workloads.DISTRIBUTIONS:
+        assert G.update_keyspace(w.with_overrides(distribution=d,
+                                                  keyspace="existing-per-batch")) is None
+    # no initial key: uniform / hotspot / sequential draw over the keys existing yet
+    assert G.update_keyspace(w.with_overrides(initial_records=0)) is None
+    w0 = w.with_overrides(initial_records=0, batches=3)
+    for b in range(2, 4):
+        a = G.batch_arrays(w0, b)
+        assert a["is_update"].any()
+        assert a["ordinal"][a["is_update"]].max() < G.inserts_before(w0, b)
+    # ycsb uniform: updates only touch the initial load's keys, uniformly
+    a = G.batch_arrays(w, 3)
+    o = a["ordinal"][a["is_update"]]
+    assert o.max() < 5_000 < G.inserts_before(w, 3)
+    ep = G.batch_arrays(w.with_overrides(keyspace="existing-per-batch"), 3)
+    assert ep["ordinal"][ep["is_update"]].max() >= 5_000
+
+
+def _top(ordinals: np.ndarray, k: int) -> set[int]:
+    c = np.bincount(ordinals)
+    return set(np.lexsort((np.arange(len(c)), -c))[:k].tolist())  # ties by ordinal
+
+
+@pytest.mark.parametrize("keyspace", ["ycsb", "existing-per-batch"])
+def test_zipf_skewed_hot_set_across_batches(keyspace):
+    # YCSB fixes the scrambled zipfian's itemcount so that the hot keys stay hot as the
+    # table grows; `% inserts_before` per batch rotates them (measured: 17-18 vs 0 of 20)
+    w = workloads.load("zipf-skewed", keyspace=keyspace)
+    tops = []
+    for b in range(1, w.batches + 1):
+        a = G.batch_arrays(w, b)
+        tops.append(_top(a["ordinal"][a["is_update"]], 20))
+    overlaps = [len(x & y) for x, y in zip(tops, tops[1:], strict=False)]
+    if keyspace == "ycsb":
+        assert min(overlaps) >= 15, overlaps
+    else:
+        assert max(overlaps) <= 5, overlaps
+
+
+@pytest.mark.parametrize("d", ["zipfian", "scrambled_zipfian"])
+def test_redraw_never_past_the_last_inserted_key(d):
+    w = small(initial_records=2_000, batches=6, batch_size=3_000, update_fraction=0.5,
+              distribution=d)
+    space = G.update_keyspace(w)
+    assert space == 2_000 + 2 * 9_000 + 1 > G.total_keys(w)
+    for b in range(1, w.batches + 1):
+        a = G.batch_arrays(w, b)
+        o = a["ordinal"][a["is_update"]]
+        assert o.min() >= 0 and o.max() < G.inserts_before(w, b)
+    # YCSB's loop: a row whose first draw exists keeps it, the others are drawn again
+    b, n = 1, G.inserts_before(w, 1)
+    a = G.batch_arrays(w, b)
+    upd = a["is_update"]
+    u = np.random.default_rng([w.seed, b, 0]).random(G.batch_rows(w, b))[upd]
+    first = (D.zipfian(u, space) if d == "zipfian" else D.scrambled_zipfian(u, space))
+    kept = first < n
+    assert (a["ordinal"][upd][kept] == first[kept]).all()
+    assert (~kept).sum() > 50  # scrambled: most draws; zipfian: the tail
+    assert (a["ordinal"][upd][~kept] < n).all()
+
+
+def test_redraw_fallback_terminates_deterministically():
+    # degenerate: 1 key existing, a keyspace of 50k: nearly every draw is past it, the
+    # bounded redraw rounds run out and the fmod fallback picks the only key
+    w = small(initial_records=1, batches=50, batch_size=1_000, update_fraction=0.5,
+              distribution="scrambled_zipfian")
+    assert G.update_keyspace(w) == 1 + 2 * 25_000 + 1
+    a = G.batch_arrays(w, 1)
+    assert a["is_update"].sum() == 500 and (a["ordinal"][a["is_update"]] == 0).all()
+    a2 = G.batch_arrays(w, 2)
+    o2 = a2["ordinal"][a2["is_update"]]
+    assert o2.max() < G.inserts_before(w, 2)
+    assert np.array_equal(np.concatenate([G.batch_arrays(w, 2, 0, 333)["ordinal"],
+                                          G.batch_arrays(w, 2, 333, 1_000)["ordinal"]]),
+                          a2["ordinal"])
+
+
+def test_fingerprint_includes_the_resolved_keyspace():
+    from indexbench.api import workload_fingerprint as fp
+
+    # uniform (fixed to the initial load) and latest do not depend on the run's length
+    for name in ("uniform", "growing"):
+        w = workloads.load(name)
+        assert fp(w) == fp(w.with_overrides(batches=w.batches + 3))
+    # the ycsb zipfian keyspace does: a longer run has other rows, so no resume
+    z = workloads.load("zipf-skewed")
+    assert G.update_keyspace(z) != G.update_keyspace(z.with_overrides(batches=8))
+    assert fp(z) != fp(z.with_overrides(batches=8))
+    ep = z.with_overrides(keyspace="existing-per-batch")
+    assert fp(ep) == fp(ep.with_overrides(batches=8))
+    assert fp(ep) != fp(z)
 
 
 def test_no_existing_keys_means_all_inserts():
@@ -320,6 +440,25 @@ def test_same_rows_whatever_the_slicing():
     assert G.batch_frame(w, 1, 5, 5).empty
 
 
+@pytest.mark.parametrize(("initial", "batches"), [(100_000, 1), (10_000, 4)])
+def test_same_rows_whatever_the_slicing_with_redraws(initial, batches):
+    # (100k, 1): ~35% of the first draws are past the last key, redrawn in a few rounds;
+    # (10k, 4): keyspace 25x the existing keys, some rows reach the fmod fallback
+    w = small(initial_records=initial, batches=batches, batch_size=150_000,
+              update_fraction=0.8, distribution="scrambled_zipfian", payload_bytes=0)
+    n = G.inserts_before(w, 1)
+    assert G.update_keyspace(w) > n
+    whole = G.batch_arrays(w, 1)
+    o = whole["ordinal"][whole["is_update"]]
+    assert o.max() < n
+    cuts = [0, 1, 7, 65_535, 65_536, 65_537, 100_000, 131_072, 149_999, 150_000]
+    for name, arr in whole.items():
+        parts = [G.batch_arrays(w, 1, a, b)[name] for a, b in zip(cuts, cuts[1:], strict=False)]
+        assert np.array_equal(np.concatenate(parts), arr), name
+    sub = G.batch_frame(w, 1, 65_530, 65_540)
+    assert sub.equals(G.batch_frame(w, 1).iloc[65_530:65_540].reset_index(drop=True))
+
+
 def test_same_rows_across_runs():
     w = workloads.load("uniform", initial_records=2_000, batch_size=1_000)
     code = (
@@ -360,6 +499,8 @@ def test_same_rows_across_runs():
         ("distribution", "pareto"),
         ("key_format", "guid"),
         ("growth", "exploding"),
+        ("keyspace", "fixed"),
+        ("keyspace", 1),
         ("partitions", 0),
         ("partition_skew", -1.0),
         ("index_key_cardinality", -3),
@@ -408,6 +549,19 @@ def test_toml_round_trip(tmp_path):
     back = workloads.load(str(p))
     assert back == w.with_overrides(name="mine")
     assert workloads.load(str(p), batches=2).batches == 2
+
+
+def test_toml_round_trip_keyspace(tmp_path):
+    assert Workload().keyspace == "ycsb"
+    assert workloads.load("zipf-skewed").keyspace == "ycsb"  # presets leave the default
+    w = workloads.load("zipf-skewed", keyspace="existing-per-batch")
+    assert 'keyspace = "existing-per-batch"' in w.to_toml()
+    back = workloads.load(str(w.dump(tmp_path / "old-keys.toml")))
+    assert back == w.with_overrides(name="old-keys")
+    p = tmp_path / "bad.toml"
+    p.write_text('keyspace = "per-batch"\n')
+    with pytest.raises(ValueError, match="keyspace"):
+        workloads.load(str(p))
 
 
 def test_toml_unknown_field_refused(tmp_path):

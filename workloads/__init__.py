@@ -11,11 +11,13 @@ from .generator import (
     batch_table,
     inserts_before,
     iter_batches,
+    update_keyspace,
 )
-from .spec import DISTRIBUTIONS, KEY_FORMATS, Workload, describe, load, presets
+from .spec import DISTRIBUTIONS, KEY_FORMATS, KEYSPACES, Workload, describe, load, presets
 
 __all__ = [
     "DISTRIBUTIONS",
+    "KEYSPACES",
     "KEY_FORMATS",
     "Workload",
     "batch_frame",
@@ -26,4 +28,5 @@ __all__ = [
     "iter_batches",
     "load",
     "presets",
+    "update_keyspace",
 ]

@@ -7,6 +7,11 @@ Why this shape: Spark executors (spark_source), the simulator and tests must pro
   the insert's ordinal is `inserts_before(w, b) + floor(i·I/R)`;
 - per-row randomness comes from `np.random.default_rng([seed, batch, block])` over
   fixed blocks of BLOCK rows, so a slice only ever regenerates whole blocks;
+- an update's key is chosen over `update_keyspace(w)` keys (with keyspace="ycsb", fixed
+  for the run as YCSB's CoreWorkload fixes it); a choice of a key not inserted yet is
+  redrawn, as YCSB's nextKeynum loops, in rounds r = 1..REDRAW_ROUNDS whose uniforms
+  come from `default_rng([seed, batch, block, r])`, again drawn for the whole block, so
+  the redraws too are the same whatever the slicing;
 - per-key properties (the key text, its date partition, late arrival, index key) are
   hashes of the insert ordinal, so an update finds its key's partition without state.
 
@@ -30,6 +35,14 @@ from . import keys as K
 from .spec import Workload
 
 BLOCK = 65_536
+# Redraw rounds for an update key past the last inserted one (YCSB loops until it hits
+# an existing key). Bounded, so a degenerate workload (a keyspace much larger than the
+# keys existing yet) cannot loop forever: a row still past the last key after the last
+# round takes `ordinal % inserts_before` instead, deterministically (fmod fallback).
+# A draw is past it with probability q ~ 1 - existing/keyspace (0.35 in zipf-skewed's
+# batch 1; 0.75 for a table growing 2.5x during the run); q**64 is 1e-29 and 1e-8.
+# Rounds stop as soon as no row of the slice is left, so the bound costs nothing usually.
+REDRAW_ROUNDS = 64
 COLUMNS = ("key", "dt", "ts", "index_key", "payload")
 ARROW_SCHEMA = pa.schema(
     [
@@ -125,6 +138,35 @@ def total_keys(w: Workload) -> int:
     return int(_schedule(w)[1].sum())
 
 
+def update_keyspace(w: Workload) -> int | None:
+    """Keys the update-key chooser draws over for the whole run, or None when it draws
+    each batch over the keys existing before it (`inserts_before(w, batch)`).
+
+    keyspace="ycsb" follows YCSB's CoreWorkload.init (insertstart = 0, insertcount =
+    initial_records, the run's update batches being its transaction phase):
+    - uniform, hotspot, sequential: the `initial_records` keys of the initial load, as
+      UniformLongGenerator / HotspotIntegerGenerator / SequentialGenerator(insertstart,
+      insertstart + insertcount - 1); keys inserted later are never updated. With
+      initial_records == 0 (no initial key at all) it falls back to the keys existing
+      before each batch, i.e. None.
+    - zipfian, scrambled_zipfian: `insertcount + expectednewkeys + 1`, YCSB's
+      ScrambledZipfianGenerator(insertstart, insertstart + insertcount + expectednewkeys)
+      whose itemcount is max - min + 1, with expectednewkeys = (int)(opcount *
+      insertproportion * 2.0) = int(2.0 * inserts of batches 1..batches) (2 is YCSB's
+      fudge factor). A draw past the last inserted key is redrawn (see _update_ordinals).
+      It depends on the run's length: a longer run changes which keys are hot, so the
+      driver's resume fingerprint includes this value.
+    - latest: None (SkewedLatestGenerator follows the newest key).
+    keyspace="existing-per-batch": None for every distribution.
+    """
+    if w.keyspace == "existing-per-batch" or w.distribution == "latest":
+        return None
+    if w.distribution in ("zipfian", "scrambled_zipfian"):
+        expected_new_keys = int((total_keys(w) - w.initial_records) * 2.0)
+        return w.initial_records + expected_new_keys + 1
+    return w.initial_records if w.initial_records > 0 else None
+
+
 def row_offset(w: Workload, batch: int) -> int:
     """Rows of all earlier batches: the global row number of this batch's row 0."""
     _check_batch(w, batch)
@@ -185,24 +227,58 @@ def _dt_strings(w: Workload) -> pa.Array:
 # --------------------------------------------------------------------------- batch rows
 
 
-def _update_ordinals(w: Workload, batch: int, u1: np.ndarray, u2: np.ndarray,
-                     upd_index: np.ndarray) -> np.ndarray:
-    n = inserts_before(w, batch)
+def _choose(w: Workload, batch: int, u1: np.ndarray, u2: np.ndarray,
+            upd_index: np.ndarray, space: int, n: int) -> np.ndarray:
+    """The chooser's draws over [0, space); `n` = keys existing before the batch."""
     d = w.distribution
     theta = float(w.zipfian_constant)
     if d == "uniform":
-        return dist.uniform(u1, n)
+        return dist.uniform(u1, space)
     if d == "zipfian":
-        return dist.zipfian(u1, n, theta)
+        return dist.zipfian(u1, space, theta)
     if d == "scrambled_zipfian":
-        return dist.scrambled_zipfian(u1, n, theta)
+        return dist.scrambled_zipfian(u1, space, theta)
     if d == "latest":
         return dist.latest(u1, n, theta, initial=w.initial_records)
     if d == "hotspot":
-        return dist.hotspot(u1, u2, n, w.hotspot_set_fraction, w.hotspot_opn_fraction)
+        return dist.hotspot(u1, u2, space, w.hotspot_set_fraction, w.hotspot_opn_fraction)
     if d == "sequential":
-        return dist.sequential(int(_schedule(w)[4][batch]) + upd_index, n)
+        return dist.sequential(int(_schedule(w)[4][batch]) + upd_index, space)
     raise ValueError(f"distribution: unknown {d!r}")
+
+
+def _update_ordinals(w: Workload, batch: int, block: int, lo: int, upd: np.ndarray,
+                     u1: np.ndarray, u2: np.ndarray, upd_index: np.ndarray) -> np.ndarray:
+    """Ordinals of the update rows `upd` (mask over the slice's rows lo.. of `block`).
+
+    A choice past the last inserted key (>= n) is redrawn, YCSB's `while (keynum >
+    transactioninsertkeysequence.lastValue())`, in rounds whose uniforms are drawn for
+    the whole block and indexed by row, so each row's result does not depend on the slice.
+    """
+    n = inserts_before(w, batch)
+    fixed = update_keyspace(w)
+    space = n if fixed is None else fixed
+    o = _choose(w, batch, u1, u2, upd_index, space, n)
+    past = np.flatnonzero(o >= n)  # positions among the update rows
+    if len(past) == 0:
+        return o
+    m = min(BLOCK, batch_rows(w, batch) - block * BLOCK)
+    at = (lo - block * BLOCK) + np.flatnonzero(upd)  # block row of each update row
+    # round 0 is the block's own rng; rounds start at 1 because SeedSequence pads its
+    # entropy with zeros, so [seed, batch, block, 0] would repeat [seed, batch, block].
+    # Only zipfian / scrambled_zipfian can draw past n (the other fixed keyspaces are
+    # initial_records <= n) and they use u1 only, so a round draws u2 only for hotspot.
+    for r in range(1, REDRAW_ROUNDS + 1):
+        rng = np.random.default_rng([w.seed, batch, block, r])
+        rows = at[past]
+        v1 = rng.random(m)[rows]
+        v2 = rng.random(m)[rows] if w.distribution == "hotspot" else v1
+        o[past] = _choose(w, batch, v1, v2, upd_index[past], space, n)
+        past = past[o[past] >= n]
+        if len(past) == 0:
+            return o
+    o[past] %= n  # deterministic fallback after REDRAW_ROUNDS rounds (never loops)
+    return o
 
 
 def _block(w: Workload, batch: int, block: int, lo: int, hi: int,
@@ -224,7 +300,8 @@ def _block(w: Workload, batch: int, block: int, lo: int, hi: int,
     ordinal = before + c
     if not is_insert.all():
         upd = ~is_insert
-        ordinal[upd] = _update_ordinals(w, batch, u1[upd], u2[upd], (i - c)[upd])
+        ordinal[upd] = _update_ordinals(w, batch, block, lo, upd, u1[upd], u2[upd],
+                                        (i - c)[upd])
     off = day_offsets(w, ordinal)
     base = (w.start - _EPOCH).days * _US_PER_DAY
     ts = base + offset + i

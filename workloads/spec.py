@@ -19,14 +19,23 @@ from typing import Any
 DISTRIBUTIONS = ("uniform", "zipfian", "scrambled_zipfian", "latest", "hotspot", "sequential")
 KEY_FORMATS = ("uuid", "time-ordered", "ycsb")
 GROWTHS = ("constant", "accelerating")
+KEYSPACES = ("ycsb", "existing-per-batch")
 
 
 @dataclass(frozen=True)
 class Workload:
     """An upsert workload: an initial load (batch 0) followed by `batches` mixed batches.
 
-    Fields are documented in workloads/README_SECTION.md; `__post_init__` refuses values
-    that would make the generator silently wrong (the message names the field).
+    Fields are documented in README.md, section "Workloads"; `__post_init__` refuses
+    values that would make the generator silently wrong (the message names the field).
+
+    `keyspace` is the range the update-key chooser draws over (generator.update_keyspace):
+    "ycsb" (default) fixes it for the whole run as YCSB's CoreWorkload.init does --
+    `initial_records` keys for uniform / hotspot / sequential, `initial_records +
+    int(2.0 * run inserts) + 1` for zipfian / scrambled_zipfian, a draw of a key not
+    inserted yet being redrawn -- so the hot set stays put from batch to batch;
+    "existing-per-batch" draws every batch over all the keys existing before it (the
+    behaviour before this field existed). `latest` follows the newest key either way.
     """
 
     name: str = "custom"
@@ -39,6 +48,7 @@ class Workload:
     zipfian_constant: float = 0.99
     hotspot_set_fraction: float = 0.2
     hotspot_opn_fraction: float = 0.8
+    keyspace: str = "ycsb"
     key_format: str = "uuid"
     partitions: int = 4
     partition_skew: float = 0.0
@@ -91,6 +101,7 @@ _FIELD_TYPES: dict[str, type] = {
     "zipfian_constant": float,
     "hotspot_set_fraction": float,
     "hotspot_opn_fraction": float,
+    "keyspace": str,
     "key_format": str,
     "partitions": int,
     "partition_skew": float,
@@ -160,6 +171,8 @@ def _validate(w: Workload) -> None:
         raise ValueError(
             f"distribution: unknown {w.distribution!r}, expected one of {DISTRIBUTIONS}"
         )
+    if w.keyspace not in KEYSPACES:
+        raise ValueError(f"keyspace: unknown {w.keyspace!r}, expected one of {KEYSPACES}")
     if w.key_format not in KEY_FORMATS:
         raise ValueError(f"key_format: unknown {w.key_format!r}, expected one of {KEY_FORMATS}")
     if w.growth not in GROWTHS:

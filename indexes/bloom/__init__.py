@@ -11,16 +11,31 @@ Spark adapter (:mod:`indexes.bloom.spark`) distributes it; the simulator
 from __future__ import annotations
 
 from collections.abc import Callable
+from fractions import Fraction
 from functools import partial
 
 import pyarrow as pa
 
 from indexes.base import Param, RecordIndex
 from indexes.bloom_filter import FOOTER_KEY, TYPE_CODE_KEY, HoodieBloomFilter
+from tableformat import sizing
 from tableformat.errors import IndexBenchError
 from tableformat.rows import measured_fp_rate
 
-__all__ = ["BloomIndex", "measured_fp_rate"]
+__all__ = ["BloomIndex", "measured_fp_rate", "fraction"]
+
+DEFAULT_SCALE = 1 / 1000  # see fraction; README "Scale"
+
+
+def fraction(value: object) -> float:
+    """A number or a fraction as a float (``indexbench.scale``): "1/1000" == "0.001"."""
+    if isinstance(value, str) and "/" in value:
+        num, _, den = value.partition("/")
+        try:
+            return float(Fraction(int(num.strip()), int(den.strip())))
+        except ZeroDivisionError as exc:
+            raise ValueError(value) from exc
+    return float(value)
 
 
 class BloomIndex(RecordIndex):
@@ -38,9 +53,24 @@ class BloomIndex(RecordIndex):
               "SIMPLE or DYNAMIC_V0", choices=("SIMPLE", "DYNAMIC_V0")),
         Param("max_entries", "hoodie.bloom.index.filter.dynamic.max.entries", int, 100000,
               "bound of a DYNAMIC_V0 filter before adds go round-robin"),
-        Param("max_records_per_file", "hoodie.copyonwrite.insert.split.size", int, 2000,
-              "inserts per new file group (Hudi's default is 500000; small-file packing is "
-              "not done)"),
+        Param("max_file_size", "hoodie.parquet.max.file.size", int, sizing.MAX_FILE_SIZE,
+              "target base file size in bytes (times indexbench.scale)"),
+        Param("small_file_limit", "hoodie.parquet.small.file.limit", int,
+              sizing.SMALL_FILE_LIMIT, "files under this many bytes are topped up with "
+              "inserts first (times indexbench.scale; 0 turns top-up off)"),
+        Param("record_size_estimate", "hoodie.copyonwrite.record.size.estimate", int,
+              sizing.RECORD_SIZE_ESTIMATE, "bytes per record before a commit gives an average"),
+        Param("estimation_threshold", "hoodie.record.size.estimation.threshold", float,
+              sizing.ESTIMATION_THRESHOLD, "a commit gives the average record size if it wrote "
+              "more than this times the small-file limit"),
+        Param("insert_split_size", "hoodie.copyonwrite.insert.split.size", int,
+              sizing.INSERT_SPLIT_SIZE, "inserts per new file group when auto split is off "
+              "(times indexbench.scale)"),
+        Param("auto_split", "hoodie.copyonwrite.insert.auto.split", bool, sizing.AUTO_SPLIT,
+              "size new file groups as max.file.size / average record size"),
+        Param("scale", "indexbench.scale", fraction, DEFAULT_SCALE,
+              "shrinks file sizes and filter entries together, keeping Hudi's ratio of keys "
+              "per file to filter capacity (1 = Hudi's sizes; accepts 1/1000)"),
         Param("prune_by_ranges", "hoodie.bloom.index.prune.by.ranges", bool, True,
               "compare keys only with files whose min/max range holds them"),
     )
@@ -49,10 +79,45 @@ class BloomIndex(RecordIndex):
         p = self.params
         if p["num_entries"] < 1 or p["max_entries"] < 1:
             raise IndexBenchError("bloom num_entries and max_entries must be >= 1")
-        if p["max_records_per_file"] < 1:
+        if p["insert_split_size"] < 1:
             raise IndexBenchError("hoodie.copyonwrite.insert.split.size must be >= 1")
+        if p["max_file_size"] < 1 or p["small_file_limit"] < 0:
+            raise IndexBenchError("hoodie.parquet.max.file.size must be >= 1 and "
+                                  "hoodie.parquet.small.file.limit >= 0")
+        if p["record_size_estimate"] < 1 or p["estimation_threshold"] < 0:
+            raise IndexBenchError("hoodie.copyonwrite.record.size.estimate must be >= 1 and "
+                                  "hoodie.record.size.estimation.threshold >= 0")
+        if not 0 < p["scale"] <= 1:
+            raise IndexBenchError("indexbench.scale must be in (0, 1]")
         if not 0 < p["fpp"] < 1:
             raise IndexBenchError("hoodie.index.bloom.fpp must be in (0, 1)")
+
+    def _scaled(self, value: int) -> int:
+        return max(1, round(value * self.params["scale"]))
+
+    @property
+    def filter_entries(self) -> tuple[int, int]:
+        """(num_entries, max_entries) the filters are built with, after the scale."""
+        return self._scaled(self.params["num_entries"]), self._scaled(self.params["max_entries"])
+
+    def sizing(self) -> sizing.SizingConfig:
+        """The file-sizing configs the insert planner uses, byte sizes after the scale."""
+        p = self.params
+        return sizing.SizingConfig(
+            max_file_size=self._scaled(p["max_file_size"]),
+            small_file_limit=round(p["small_file_limit"] * p["scale"]),
+            record_size_estimate=p["record_size_estimate"],
+            insert_split_size=self._scaled(p["insert_split_size"]),
+            auto_split=p["auto_split"], estimation_threshold=p["estimation_threshold"])
+
+    def describe(self) -> dict:
+        """Parameters, plus the sizes the scale gives (what the run really used)."""
+        num, mx = self.filter_entries
+        cfg = self.sizing()
+        return {**super().describe(), "effective_num_entries": num,
+                "effective_max_entries": mx, "effective_max_file_size": cfg.max_file_size,
+                "effective_small_file_limit": cfg.small_file_limit,
+                "effective_insert_split_size": cfg.insert_split_size}
 
     def new_filter(self) -> HoodieBloomFilter:
         return self.filter_factory()()
@@ -61,8 +126,8 @@ class BloomIndex(RecordIndex):
         """A picklable maker of this table's empty filters, for Spark task closures (a
         filter itself holds hashlib objects, which do not pickle)."""
         p = self.params
-        return partial(HoodieBloomFilter.create, p["filter_type"], p["num_entries"], p["fpp"],
-                       p["max_entries"])
+        num, mx = self.filter_entries
+        return partial(HoodieBloomFilter.create, p["filter_type"], num, p["fpp"], mx)
 
     def base_file_footer(self, record_keys: pa.Array) -> tuple[dict[str, str], int]:
         bloom = self.new_filter()

@@ -30,12 +30,24 @@ class FileRanges:
     file_ids: np.ndarray
     mins: np.ndarray
     maxs: np.ndarray
+    ranged: np.ndarray | None = None  # False: the footer had no min/max (every key)
 
     @classmethod
     def build(cls, file_ids, mins, maxs) -> FileRanges:
-        order = np.argsort(np.asarray(mins, dtype=object), kind="stable")
-        return cls(np.asarray(file_ids, dtype=object)[order],
-                   np.asarray(mins, dtype=object)[order], np.asarray(maxs, dtype=object)[order])
+        """From footers' min/max keys; a file whose footer has none (``None``) is kept as
+        "no range": Hudi compares such a file with every key of its partition."""
+        mins, maxs = np.asarray(mins, dtype=object), np.asarray(maxs, dtype=object)
+        ranged = np.array([a is not None and b is not None for a, b in zip(mins, maxs,
+                                                                           strict=True)],
+                          dtype=bool)
+        key = np.where(ranged, mins, "")  # no-range files first; their bounds are unused
+        order = np.argsort(key, kind="stable")
+        return cls(np.asarray(file_ids, dtype=object)[order], mins[order], maxs[order],
+                   ranged[order])
+
+    def has_range(self) -> np.ndarray:
+        """Whether each file's footer had a min/max key (all, unless ``ranged`` says)."""
+        return np.ones(len(self.file_ids), bool) if self.ranged is None else self.ranged
 
 
 def candidate_slices(sorted_keys: np.ndarray, ranges: FileRanges
@@ -46,9 +58,18 @@ def candidate_slices(sorted_keys: np.ndarray, ranges: FileRanges
     run of the sorted keys: counting needs no per-key × per-file pairs (the simulator),
     and :func:`candidate_pairs` expands the same slices (the Spark adapter).
     """
-    lo = np.searchsorted(sorted_keys, ranges.mins, side="left")
-    hi = np.searchsorted(sorted_keys, ranges.maxs, side="right")
-    return lo, np.maximum(hi, lo)
+    ranged = ranges.has_range()
+    if ranged.all():
+        lo = np.searchsorted(sorted_keys, ranges.mins, side="left")
+        hi = np.searchsorted(sorted_keys, ranges.maxs, side="right")
+        return lo, np.maximum(hi, lo)
+    lo = np.zeros(len(ranged), np.int64)
+    hi = np.full(len(ranged), len(sorted_keys), np.int64)
+    if ranged.any():
+        lo[ranged] = np.searchsorted(sorted_keys, ranges.mins[ranged], side="left")
+        hi[ranged] = np.maximum(np.searchsorted(sorted_keys, ranges.maxs[ranged],
+                                                side="right"), lo[ranged])
+    return lo, hi
 
 
 def candidate_pairs(keys: np.ndarray, ranges: FileRanges, prune_by_ranges: bool = True
@@ -72,10 +93,11 @@ def candidate_pairs(keys: np.ndarray, ranges: FileRanges, prune_by_ranges: bool 
     return key_idx, file_idx
 
 
-def read_key_range(fs: pafs.FileSystem, path: str, stats: IOStats) -> tuple[str, str, int]:
-    """Min key, max key and row count from a base file's footer."""
+def read_key_range(fs: pafs.FileSystem, path: str, stats: IOStats
+                   ) -> tuple[str | None, str | None, int]:
+    """Min key, max key (``None`` if the footer has none) and row count of a base file."""
     footer = read_footer(fs, path, stats)
-    return footer[MIN_KEY_FOOTER], footer[MAX_KEY_FOOTER], int(footer["_num_rows"])
+    return footer.get(MIN_KEY_FOOTER), footer.get(MAX_KEY_FOOTER), int(footer["_num_rows"])
 
 
 def count_key_check(counts: Counter, probes: int, positives: int, true_pos: int) -> None:
@@ -85,6 +107,23 @@ def count_key_check(counts: Counter, probes: int, positives: int, true_pos: int)
     counts["bloom_positives"] += int(positives)
     counts["true_positives"] += int(true_pos)
     counts["false_positives"] += int(positives) - int(true_pos)
+
+
+def count_file_read(counts: Counter, needed: bool, nbytes: float) -> None:
+    """One candidate file's key column was read: a read the index needed (the file held
+    a probed key) or one only false positives caused, and its bytes."""
+    kind = "needed" if needed else "fp_only"
+    counts[f"files_read_{kind}"] += 1
+    counts[f"bytes_read_{kind}"] += nbytes
+
+
+def count_theory(counts: Counter, negatives: int, fpp: float, file_keys: int) -> None:
+    """The reference figure next to the measured FPs: negative probes of a filter times
+    its theoretical fpp at its row fill, and the keys each negative probe met."""
+    if negatives:
+        counts["fp_theory"] += negatives * fpp
+        counts["negative_probes"] += int(negatives)
+        counts["probed_file_keys"] += int(negatives) * int(file_keys)
 
 
 def check_keys(footer: Mapping[str, str] | HoodieBloomFilter, keys: np.ndarray | pa.Array,
@@ -112,4 +151,6 @@ def check_keys(footer: Mapping[str, str] | HoodieBloomFilter, keys: np.ndarray |
         hit = pc.is_in(keys.filter(pa.array(maybe)), value_set=col)
         found[maybe] = hit.to_numpy(zero_copy_only=False)
     count_key_check(counts, len(keys), positives, int(found.sum()))
+    count_theory(counts, len(keys) - int(found.sum()), bloom.theoretical_fpp(),
+                 sum(bloom.row_counts))
     return found

@@ -18,61 +18,108 @@ no per-key state is held. Two bloom modes (``bloom_mode``):
 
 from __future__ import annotations
 
-import hashlib
 import math
-import uuid
 from dataclasses import dataclass, field
 from functools import lru_cache
 
 import numpy as np
 
-from indexes.bloom.core import FileRanges, candidate_slices, check_keys, count_key_check
+from indexes.bloom.core import (
+    FileRanges,
+    candidate_slices,
+    check_keys,
+    count_file_read,
+    count_key_check,
+    count_theory,
+)
+from indexes.hashing import spark_murmur3_hash
 from indexes.simulation import GroupWrites, SimAdapter, SimBatch, SimChunk, SimOptions
+from tableformat import sizing
 
 
-def insert_file_id(instant: str, partition: str, group: int) -> str:
-    """A new insert file group's id, a pure function of (instant, partition, slice)."""
-    digest = hashlib.sha256(f"{instant}/{partition}/{group}".encode()).hexdigest()
-    return f"{uuid.UUID(digest[:32])}-0"
+def key_hashes(keys) -> np.ndarray:
+    """Spark's ``hash(key)`` of record keys: the insert planner's routing hash."""
+    return spark_murmur3_hash(keys)
+
+
+@dataclass
+class Route:
+    """Where one insert batch's keys of a partition went: the (hash, key code) of the
+    first key of each planned bucket in rank order, and the bucket's file."""
+
+    hashes: np.ndarray  # int32
+    codes: np.ndarray  # uint64
+    files: np.ndarray  # int64 file index
+
+    def bucket_of(self, hashes: np.ndarray, codes: np.ndarray) -> np.ndarray:
+        """The bucket of keys of this batch: the last boundary at or before (hash, code)."""
+        b = np.searchsorted(self.hashes, hashes, side="right") - 1
+        while True:  # a boundary with the key's own hash: compare the key codes
+            tie = (b >= 0) & (self.hashes[np.maximum(b, 0)] == hashes) & \
+                (codes < self.codes[np.maximum(b, 0)])
+            if not tie.any():
+                return b
+            b[tie] -= 1
 
 
 @dataclass
 class PartitionFiles:
-    """The bloom model of one partition's base files (append-only: no file ever moves)."""
+    """The bloom model of one partition's base files: their key ranges and fills, and
+    how each insert batch was routed (so the file of any existing key is found from its
+    hash and insert batch, with no per-key state)."""
 
     file_ids: list[str] = field(default_factory=list)
     mins: np.ndarray = field(default_factory=lambda: np.empty(0, np.uint64))
     maxs: np.ndarray = field(default_factory=lambda: np.empty(0, np.uint64))
     nkeys: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))
-    # per insert batch (by its first ordinal): index of its first file, its files' min codes
-    groups: dict[int, tuple[int, np.ndarray]] = field(default_factory=dict)
+    routes: dict[int, Route] = field(default_factory=dict)  # by the batch's first ordinal
     ordinals: list[np.ndarray] = field(default_factory=list)  # exact mode: keys of each file
 
-    def add_files(self, first_ordinal: int, codes: np.ndarray, ordinals: np.ndarray | None,
-                  split: int, instant: str, partition: str) -> list[tuple[str, int]]:
-        """Slice sorted new keys into files of ``split``; returns (file id, keys) each."""
-        starts = np.arange(0, len(codes), split)
-        ends = np.minimum(starts + split, len(codes))
-        first = len(self.file_ids)
-        ids = [insert_file_id(instant, partition, g) for g in range(len(starts))]
-        self.file_ids += ids
-        self.mins = np.concatenate([self.mins, codes[starts]])
-        self.maxs = np.concatenate([self.maxs, codes[ends - 1]])
-        self.nkeys = np.concatenate([self.nkeys, ends - starts])
-        self.groups[first_ordinal] = (first, codes[starts])
-        if ordinals is not None:
-            self.ordinals += [ordinals[a:b] for a, b in zip(starts, ends, strict=True)]
-        return list(zip(ids, (ends - starts).tolist(), strict=True))
+    def add_inserts(self, first_ordinal: int, hashes: np.ndarray, codes: np.ndarray,
+                    ordinals: np.ndarray | None, plan: sizing.InsertPlan) -> np.ndarray:
+        """Route one batch's inserts by the plan, as the driver's planner does: rank by
+        (hash, key), cut at the planned counts. Returns the file index of each bucket
+        (existing small files keep theirs; new file groups are appended)."""
+        ranks = sizing.insert_ranks(hashes, codes)
+        bucket = plan.bucket_of_ranks(ranks)
+        by_rank = np.argsort(ranks)
+        starts = np.concatenate(([0], plan.bounds[:-1]))
+        index = {fid: i for i, fid in enumerate(self.file_ids)}
+        files = np.array([index.get(fid, -1) for fid in plan.file_ids], np.int64)
+        fresh = np.flatnonzero(files < 0)
+        files[fresh] = len(self.file_ids) + np.arange(len(fresh))
+        self.file_ids += [plan.file_ids[b] for b in fresh]
+        grow = len(fresh)
+        self.mins = np.concatenate([self.mins, np.full(grow, np.iinfo(np.uint64).max, np.uint64)])
+        self.maxs = np.concatenate([self.maxs, np.zeros(grow, np.uint64)])
+        self.nkeys = np.concatenate([self.nkeys, np.zeros(grow, np.int64)])
+        self.ordinals += [np.empty(0, np.int64) for _ in range(grow)] if ordinals is not None \
+            else []
+        order = np.argsort(bucket, kind="stable")
+        cuts = np.searchsorted(bucket[order], np.arange(len(plan.counts) + 1))
+        for b, f in enumerate(files):
+            sel = order[cuts[b]:cuts[b + 1]]
+            if not len(sel):
+                continue
+            self.mins[f] = min(self.mins[f], codes[sel].min())
+            self.maxs[f] = max(self.maxs[f], codes[sel].max())
+            self.nkeys[f] += len(sel)
+            if ordinals is not None:
+                self.ordinals[f] = np.concatenate([self.ordinals[f], ordinals[sel]])
+        first = by_rank[starts]
+        self.routes[first_ordinal] = Route(hashes[first].astype(np.int32), codes[first], files)
+        return files
 
-    def file_of(self, ordinals: np.ndarray, codes: np.ndarray, firsts: np.ndarray
+    def file_of(self, ordinals: np.ndarray, hashes: np.ndarray, codes: np.ndarray
                 ) -> np.ndarray:
-        """File index of existing keys: their insert batch's group, then its slice."""
+        """File index of existing keys: their insert batch's route, then its bucket."""
+        firsts = np.array(sorted(self.routes), dtype=np.int64)
         g = firsts[np.searchsorted(firsts, ordinals, side="right") - 1]
         out = np.empty(len(ordinals), np.int64)
         for first in np.unique(g):
             sel = g == first
-            start, mins = self.groups[int(first)]
-            out[sel] = start + np.searchsorted(mins, codes[sel], side="right") - 1
+            route = self.routes[int(first)]
+            out[sel] = route.files[route.bucket_of(hashes[sel], codes[sel])]
         return out
 
 
@@ -83,7 +130,6 @@ class BloomSim(SimAdapter):
         super().__init__(index, model, options)
         self.exact = self.options.table_keys <= self.options.exact_bloom_keys
         self.files: dict[str, PartitionFiles] = {}
-        self.firsts: list[int] = []  # first ordinal of every insert batch seen
         self.rng = np.random.default_rng([self.options.seed, 0xB100])
         self.filters: dict[tuple[str, int], object] = {}
         self.template = index.new_filter()
@@ -94,10 +140,10 @@ class BloomSim(SimAdapter):
 
     def begin(self, batch: SimBatch) -> None:
         super().begin(batch)
-        self.firsts.append(batch.inserts_before)
         self.cand: dict[str, np.ndarray] = {}
         self.true: dict[str, np.ndarray] = {}
-        self.new: dict[str, list[tuple[np.ndarray, np.ndarray]]] = {}
+        # per partition: the new keys' (routing hashes, codes, ordinals if exact)
+        self.new: dict[str, list[tuple[np.ndarray, np.ndarray, np.ndarray | None]]] = {}
         self.probe: dict[str, list[tuple[np.ndarray, np.ndarray]]] = {}
         self.touched: set[str] = set()
 
@@ -107,13 +153,15 @@ class BloomSim(SimAdapter):
             return
         keys = self.batch.keys
         codes_all = keys.order_codes(chunk.ordinals)
-        firsts = np.array(self.firsts, dtype=np.int64)
+        hashes_all = key_hashes(keys.record_keys(chunk.ordinals))
         for pi in chunk.parts():
             p = self.batch.partitions[pi]
             self.touched.add(p)
             sel = chunk.part == pi
             ords, codes, new = chunk.ordinals[sel], codes_all[sel], chunk.is_new[sel]
-            self.new.setdefault(p, []).append((codes[new], ords[new] if self.exact else None))
+            hashes = hashes_all[sel]
+            self.new.setdefault(p, []).append(
+                (hashes[new], codes[new], ords[new] if self.exact else None))
             pf = self.files.get(p)
             if pf is None or not pf.file_ids:
                 continue
@@ -129,7 +177,7 @@ class BloomSim(SimAdapter):
                 cand += len(codes)
             old = ~new
             if old.any():
-                f = pf.file_of(ords[old], codes[old], firsts[:-1])
+                f = pf.file_of(ords[old], hashes[old], codes[old])
                 self.true.setdefault(p, np.zeros(n, np.int64))
                 self.true[p] += np.bincount(f, minlength=n)
             if self.exact:
@@ -139,7 +187,11 @@ class BloomSim(SimAdapter):
     def _filter(self, p: str, f: int):
         key = (p, f)
         if key not in self.filters:
-            keys = self.batch.keys.record_keys(self.files[p].ordinals[f])
+            o = self.files[p].ordinals[f]
+            # in record-key order, as the writer adds a file's sorted keys (a DYNAMIC_V0
+            # filter's rows depend on the order of adds)
+            keys = self.batch.keys.record_keys(o[np.argsort(self.batch.keys.order_codes(o),
+                                                            kind="stable")])
             bloom = self.index.new_filter()
             bloom.add_keys(keys)
             self.filters[key] = bloom
@@ -191,16 +243,20 @@ class BloomSim(SimAdapter):
         pos = true + fp
         for f in np.flatnonzero(cand):
             count_key_check(self.counts, cand[f], pos[f], true[f])
+            count_theory(self.counts, int(cand[f] - true[f]), float(fpp[f]), int(pf.nkeys[f]))
         return pos > 0
 
     def finish(self) -> GroupWrites:
         out = GroupWrites()
-        split = self.index.params["max_records_per_file"]
         key_bytes = self.model.key_bytes
+        cfg = self.index.sizing()
+        snap = self.model.snapshot  # before this commit, as the driver's planner sees it
+        avg = sizing.average_record_size(snap.commits, cfg)
         for p in sorted(self.touched):
             pf = self.files.setdefault(p, PartitionFiles())
             n = len(pf.file_ids)
             self.counts["range_footers_read"] += n
+            groups: dict[int, list[int]] = {}  # file index → [inserts, updates]
             if n:
                 cand = self.cand.get(p, np.zeros(n, np.int64))
                 true = self.true.get(p, np.zeros(n, np.int64))
@@ -208,30 +264,42 @@ class BloomSim(SimAdapter):
                         else self._check_modelled(pf, cand, true))
                 self.counts["check_footers_read"] += int(np.count_nonzero(cand))  # one each
                 self.counts["files_read"] += int(read.sum())
+                for f in np.flatnonzero(read):
+                    count_file_read(self.counts, bool(true[f]), float(pf.nkeys[f] * key_bytes))
                 # modelled bytes: every footer read holds the file's filter, then the key
                 # column of each file read (the real run counts both, as its reader saw them)
                 footer = np.array([self.footer_bytes(int(k)) for k in pf.nkeys], np.float64)
                 self.counts["bytes_read"] += float(footer.sum() + footer[cand > 0].sum()
                                                    + pf.nkeys[read].sum() * key_bytes)
                 for f in np.flatnonzero(true):
-                    out.add(p, pf.file_ids[f], None, 0, true[f])
+                    groups[int(f)] = [0, int(true[f])]
             parts = self.new.pop(p, []) if not self.batch.bulk else [
-                (self.batch.keys.order_codes(c.ordinals), c.ordinals if self.exact else None)
-                for c in self.batch.partition_records(p)]
-            codes = np.concatenate([c for c, _ in parts] or [np.empty(0, np.uint64)])
+                self._new_keys(c.ordinals) for c in self.batch.partition_records(p)]
+            hashes = np.concatenate([h for h, _, _ in parts] or [np.empty(0, np.int32)])
+            codes = np.concatenate([c for _, c, _ in parts] or [np.empty(0, np.uint64)])
+            ords = np.concatenate([o for _, _, o in parts]) if self.exact and parts else None
+            del parts
             if len(codes):
-                ords = None
-                if self.exact:  # the files' keys are kept to build their real filters
-                    order = np.argsort(codes, kind="stable")
-                    codes, ords = codes[order], np.concatenate([o for _, o in parts])[order]
-                else:
-                    codes.sort()  # in place: a billion-key load holds only its codes
-                del parts
-                made = pf.add_files(self.batch.inserts_before, codes, ords, split,
-                                    self.batch.instant, p)
-                for fid, k in made:
-                    out.add(p, fid, None, k, 0)
+                files = [(s.file_id, s.size_bytes) for (q, _), s in snap.slices.items() if q == p]
+                plan = sizing.plan_partition(
+                    len(codes), sizing.small_files(files, cfg), avg, cfg,
+                    lambda b, p=p: sizing.new_file_id(self.batch.instant, p, b))
+                self.counts["small_files_topped_up"] += plan.topped_up
+                self.counts["small_file_inserts"] += plan.small_file_inserts
+                files = pf.add_inserts(self.batch.inserts_before, hashes, codes, ords, plan)
+                for f, k in zip(files.tolist(), plan.counts, strict=True):
+                    groups.setdefault(f, [0, 0])[0] += k
+                    self.filters.pop((p, f), None)  # its keys changed: rebuilt when probed
+            for f, (ins, upd) in sorted(groups.items()):
+                out.add(p, pf.file_ids[f], None, ins, upd)
+        self.counts["avg_record_size"] = avg
         return out
+
+    def _new_keys(self, ordinals: np.ndarray) -> tuple[np.ndarray, np.ndarray,
+                                                       np.ndarray | None]:
+        keys = self.batch.keys
+        return (key_hashes(keys.record_keys(ordinals)), keys.order_codes(ordinals),
+                ordinals if self.exact else None)
 
     def file_index_bytes(self, partition: str, file_id: str, num_records: int) -> int:
         return self.footer_bytes(num_records)

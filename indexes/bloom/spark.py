@@ -11,7 +11,13 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from indexes.base import BUCKET_COL, FILE_ID_COL, SparkAdapter, TagContext
-from indexes.bloom.core import FileRanges, candidate_pairs, check_keys, read_key_range
+from indexes.bloom.core import (
+    FileRanges,
+    candidate_pairs,
+    check_keys,
+    count_file_read,
+    read_key_range,
+)
 from indexes.bloom_filter import FOOTER_KEY, TYPE_CODE_KEY, HoodieBloomFilter
 from tableformat.basefile import read_footer, read_record_keys
 from tableformat.fs import IOStats
@@ -125,9 +131,12 @@ class BloomSpark(SparkAdapter):
             footer = read_footer(table.fs, path, stats)
             bloom = HoodieBloomFilter.deserialize(footer[FOOTER_KEY], footer[TYPE_CODE_KEY])
             same = bloom.hash_family == template_family
+            before = stats.bytes_read
             found = check_keys(bloom, keys, counts,
                                lambda: read_record_keys(table.fs, path, stats),
                                words if same else None)
+            if stats.files_read:
+                count_file_read(counts, bool(found.any()), stats.bytes_read - before)
             acc.add({**counts, "files_read": stats.files_read, "bytes_read": stats.bytes_read,
                      "check_footers_read": stats.footers_read})
             return pa.table({"partition": pa.repeat(pa.scalar(part), int(found.sum())),
