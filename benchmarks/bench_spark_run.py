@@ -34,11 +34,21 @@ def figures(df) -> dict[str, float | None]:
     keys = float(last.get("table_records") or 0) or float(df["inserts"].sum())
     return {
         "fp_rate": float(up["false_positives"].sum() / negatives) if checks > 0 else None,
+        # measured over the run's own theory, where enough FPs were counted to compare
+        "fp_over_theory": (float(up["false_positives"].sum() / theory)
+                           if (theory := _sum(up, "fp_theory")) and
+                           up["false_positives"].sum() >= 100 else None),
+        "files_read_fp_only": (float(up["files_read_fp_only"].fillna(0).mean())
+                               if checks > 0 and "files_read_fp_only" in up else None),
         "files_read": float(up["files_read"].fillna(0).mean()),
         "bytes_read": float(up["bytes_read"].fillna(0).mean()),
         "tag_s_per_1k": float(up["tag_s"].sum() / up["records"].sum() * 1000),
         "cache_bytes_per_key": float(last["index_mem_bytes"] or 0) / keys if keys else None,
     }
+
+
+def _sum(df, col: str) -> float:
+    return float(df[col].fillna(0).sum()) if col in df else 0.0
 
 
 class _SparkRun:
@@ -98,6 +108,27 @@ class FalsePositiveRate(_SparkRun):
         return self._value(cache, index, workload, "fp_rate")
 
     track_fp_rate.unit = "FP/negative probe"
+
+
+class FalsePositivesOverTheory(_SparkRun):
+    """Bloom: measured false positives over the run's own theoretical figure (fp_theory,
+    Σ negatives × each probed filter's fpp at its fill); 1.0 = on the curve. Skipped
+    below 100 false positives."""
+
+    def track_fp_over_theory(self, cache, index: str, workload: str) -> float:
+        return self._value(cache, index, workload, "fp_over_theory")
+
+    track_fp_over_theory.unit = "FP/expected FP"
+
+
+class FilesReadForFalsePositives(_SparkRun):
+    """Bloom: files whose key column was read only because of false positives (mean per
+    batch) — the read cost of the FPs."""
+
+    def track_files_read_fp_only(self, cache, index: str, workload: str) -> float:
+        return self._value(cache, index, workload, "files_read_fp_only")
+
+    track_files_read_fp_only.unit = "files/batch"
 
 
 class FilesRead(_SparkRun):

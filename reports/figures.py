@@ -292,9 +292,9 @@ def fp_rate_figure(df: pd.DataFrame,
             ax.set_ylim(low, 1.5)
             ax.set_ylabel("false-positive rate (FP / negative probes)")
         ax_n.set_xscale("log")
+        ax_n.xaxis.set_minor_formatter(NullFormatter())
         ax_n.set_xlim(n_lo, n_hi)
-        ax_n.set_xlabel("records per file n (for a batch: the n whose theory is its "
-                        "probes' expected rate)")
+        ax_n.set_xlabel("records per file n\n(a batch: the n where theory = its expected rate)")
         ax_n.set_title("FP rate vs records per file")
         ax_t.set_xlabel("table size before the batch (records)")
         ax_t.xaxis.set_major_formatter(_kilo)

@@ -137,3 +137,19 @@ def test_sim_rows_follow_the_contract(tmp_path):
                 - {"records_written", "merge_files_read"})
     bucket = df[df["index"] == "simple-bucket"]
     assert (bucket["files_read"] == 0).all() and (bucket["bloom_checks"] == 0).all()
+
+
+def test_measured_false_positives_meet_the_theory():
+    """Bloom at its default sizing (``indexbench.scale`` 1/1000), exact filters (the
+    Spark tasks' ``check_keys``): false positives rise with the table as inserts top up
+    small files, and wherever ≥ 100 were counted they are within 10% of ``fp_theory``."""
+    df = simulate("bloom", "uniform", write=False, initial_records=20000, batches=3,
+                  batch_size=5000)
+    up = df[df["batch"] >= 1]
+    assert up["false_positives"].is_monotonic_increasing
+    assert up["false_positives"].iloc[-1] > up["false_positives"].iloc[0]
+    counted = up[up["false_positives"] >= 100]
+    assert len(counted) >= 2
+    gap = (counted["false_positives"] - counted["fp_theory"]).abs()
+    assert (gap <= 0.10 * counted["fp_theory"]).all()
+    assert (up["small_file_inserts"] == up["inserts"]).all()  # every insert tops up a file

@@ -109,6 +109,10 @@ class CostProfile:
     commit_files: int = 1
     parallelism: int = 0  # 0: the executor cores given to the model
     note: str = ""
+    # bytes of one record in a base file as a real run wrote them (``calibrate``); 0: the
+    # simulator's column-width model. Bloom's file sizing (small files, room per file)
+    # reads file bytes, so a calibrated size brings the simulator's top-up near the real.
+    record_bytes: float = 0.0
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -552,6 +556,14 @@ def calibrate(metrics: pd.DataFrame, base: str = "local", *, cores: int | None =
         "fitted": changes,
         "kept_base": kept_base,
     }
+    written = _numeric(metrics, "bytes_written")
+    if written is None or not written.notna().any():
+        written = _numeric(metrics, "model_bytes_written")
+    records = _numeric(metrics, "records_written")
+    if written is not None and records is not None and records.sum() > 0:
+        changes["record_bytes"] = float(written.sum() / records.sum())
+    else:
+        kept_base["record_bytes"] = "no bytes_written / records_written"
     fitted = replace(base_prof, name=f"{base_prof.name}-calibrated",
                      note=f"calibrated on {report['rows']} rows of a real run at "
                           f"parallelism {p} (R² {report['r2']:.3f}) from base "
