@@ -560,6 +560,9 @@ def calibrate(metrics: pd.DataFrame, base: str = "local", *, cores: int | None =
     if written is None or not written.notna().any():
         written = _numeric(metrics, "model_bytes_written")
     records = _numeric(metrics, "records_written")
+    sized = _numeric(metrics, "avg_record_size")  # rows whose inserts were sized by bytes
+    if written is not None and records is not None and sized is not None and sized.notna().any():
+        written, records = written[sized.notna()], records[sized.notna()]
     if written is not None and records is not None and records.sum() > 0:
         changes["record_bytes"] = float(written.sum() / records.sum())
     else:
