@@ -197,6 +197,18 @@ def sim(indexes_: Sequence[str] | str | None = None,
                             **options)
 
 
+def _modelled_record_bytes(run_dir: str) -> float | None:
+    """The simulator's record size for the workload a run dir's run.json names."""
+    from indexbench.sim.driver import record_bytes
+
+    try:
+        with open(os.path.join(run_dir, "run.json")) as f:
+            spec = json.load(f)["workload"]
+        return record_bytes(workloads.Workload(**spec))
+    except (OSError, KeyError, TypeError, ValueError):
+        return None
+
+
 def calibrate(run_dir: str, out: str | None = None, base: str = "local",
               cores: int | None = None) -> tuple[Any, dict]:
     """Fit the CPU and local-disk constants of the simulator's time model to a real run's
@@ -208,7 +220,8 @@ def calibrate(run_dir: str, out: str | None = None, base: str = "local",
         df = df[df["run_mode"].fillna("run") == "run"]
     if df.empty:
         raise IndexBenchError(f"{run_dir}: no rows of a real run to calibrate on")
-    profile, report_ = cost.calibrate(df, base=base, cores=cores or os.cpu_count())
+    profile, report_ = cost.calibrate(df, base=base, cores=cores or os.cpu_count(),
+                                      modelled_record_bytes=_modelled_record_bytes(run_dir))
     if out:
         profile.save(out)
     return profile, report_

@@ -142,7 +142,7 @@ def precombine_batch(batch: DataFrame, config: TableConfig) -> DataFrame:
 
 
 def plan_inserts(tagged: DataFrame, table: Table, snapshot: Snapshot, index: RecordIndex,
-                 instant: str, spark: SparkSession) -> tuple[DataFrame, dict[str, float]]:
+                 spark: SparkSession) -> tuple[DataFrame, dict[str, float]]:
     """Records with no location go where Hudi's ``UpsertPartitioner`` sends them.
 
     Per partition, :func:`tableformat.sizing.plan_partition` tops up the small files and
@@ -160,11 +160,14 @@ def plan_inserts(tagged: DataFrame, table: Table, snapshot: Snapshot, index: Rec
     counts = {r[0]: int(r[1]) for r in inserts.groupBy(part).count().collect()}  # ok: one
     avg = sizing.average_record_size(snapshot.commits, sizing_cfg)  # row per partition
     plans = {}
+    files: dict[str, list[tuple[str, int]]] = {}
+    for s in snapshot.in_partitions(counts):
+        files.setdefault(s.partition, []).append((s.file_id, s.size_bytes))
+    seq = len(snapshot.completed)  # this commit's place on the timeline
     for p, n in sorted(counts.items()):
-        files = [(s.file_id, s.size_bytes) for s in snapshot.in_partitions([p])]
         plans[p] = sizing.plan_partition(
-            n, sizing.small_files(files, sizing_cfg), avg, sizing_cfg,
-            lambda b, p=p: sizing.new_file_id(instant, p, b))
+            n, sizing.small_files(files.get(p, []), sizing_cfg), avg, sizing_cfg,
+            lambda b, p=p: sizing.new_file_id(seq, p, b))
     stats = {"small_files_topped_up": sum(pl.topped_up for pl in plans.values()),
              "small_file_inserts": sum(pl.small_file_inserts for pl in plans.values()),
              "avg_record_size": avg}
@@ -269,7 +272,7 @@ def upsert(spark: SparkSession, table: Table, index: RecordIndex, batch: DataFra
 
     planned = tagged
     if not index.assigns_inserts:
-        planned, plan_counts = plan_inserts(tagged, table, snapshot, index, instant, spark)
+        planned, plan_counts = plan_inserts(tagged, table, snapshot, index, spark)
         counts.update(plan_counts)
     t1 = time.perf_counter()
     stats = write_file_groups(planned, table, index, instant, spark, snapshot)

@@ -20,6 +20,7 @@ import numpy as np
 import pyarrow as pa
 
 from tableformat.errors import IndexBenchError
+from tableformat.sizing import SizingConfig
 
 # Columns the tagging adds to a batch (dropped before the data is written).
 FILE_ID_COL = "_hoodie_file_id"
@@ -127,6 +128,11 @@ class RecordIndex(ABC):
     def simulator(self, model: Any, options: Any = None) -> Any:
         """A simulator adapter of this index over a model table (no Spark)."""
         return load_object(self.SIM_ADAPTER)(self, model, options)
+
+    def sizing(self) -> SizingConfig:
+        """Hudi's file-sizing configs for the inserts this index leaves to the driver's
+        planner (an index that assigns its own inserts never uses them)."""
+        return SizingConfig()
 
     def validate(self) -> None:  # noqa: B027 (optional hook)
         """Refuse impossible parameter values (override to add checks)."""

@@ -16,15 +16,15 @@ max size by more than one record's estimate. The hash is Spark SQL's ``hash(key)
 (Murmur3, seed 42; :func:`indexes.hashing.spark_murmur3_hash` computes it without
 Spark), not Hudi's MD5, because both engines compute it vectorized.
 
-The driver (Spark) and the bloom simulator call the same functions; only the byte sizes
-they pass differ (real Parquet sizes vs the simulator's modelled ones).
+The driver (Spark) and the bloom simulator call the same functions on the same inputs
+(file ids and record counts are the same in both), except for file bytes: real Parquet
+sizes in a real run, modelled ones in the simulator.
 """
 
 from __future__ import annotations
 
 import hashlib
 import math
-import uuid
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -81,20 +81,25 @@ class SmallFile:
 
 
 def small_files(files: Iterable[tuple[str, int]], cfg: SizingConfig) -> list[SmallFile]:
-    """The partition's latest base files under the limit, in file-id order (Hudi lists
-    them as its file-system view does; a fixed order keeps both engines identical)."""
+    """The partition's latest base files under the limit, oldest file group first (file
+    ids sort by creation, see :func:`new_file_id`). Hudi takes them in its file-system
+    view's order, which it does not specify; a fixed order keeps both engines identical."""
     if cfg.small_file_limit <= 0:
         return []
     return [SmallFile(fid, int(size)) for fid, size in sorted(files)
             if int(size) < cfg.small_file_limit]
 
 
-def new_file_id(instant: str, partition: str, n: int) -> str:
-    """The n-th new file group of a partition in a commit: a uuid (Hudi's
-    ``createNewFileIdPfx``) derived from (instant, partition, n), plus Hudi's "-0"
-    write-handle suffix; deterministic, so a retried task and the simulator agree."""
-    digest = hashlib.sha256(f"{instant}/{partition}/{n}".encode()).hexdigest()
-    return f"{uuid.UUID(digest[:32])}-0"
+def new_file_id(commit_seq: int, partition: str, n: int) -> str:
+    """The n-th new file group of a partition in the commit that is the timeline's
+    ``commit_seq``-th: uuid-shaped like Hudi's ``createNewFileIdPfx`` plus its "-0"
+    write-handle suffix, and deterministic, so a retried batch and the simulator name
+    the same file groups. The leading fields are (commit_seq, n) in fixed-width hex, so
+    file-id order is creation order: the order small files are topped up in."""
+    if not (0 <= commit_seq < 16**8 and 0 <= n < 16**8):
+        raise ValueError(f"file id fields out of range: commit {commit_seq}, group {n}")
+    tail = hashlib.sha256(f"{partition}/{commit_seq}/{n}".encode()).hexdigest()
+    return f"{commit_seq:08x}-{n >> 16:04x}-{n & 0xFFFF:04x}-{tail[:4]}-{tail[4:16]}-0"
 
 
 @dataclass
@@ -142,12 +147,3 @@ def plan_partition(num_inserts: int, smalls: Sequence[SmallFile], avg_record_siz
             plan.file_ids.append(new_file_id(b))
             plan.counts.append(per if b < buckets - 1 else left - (buckets - 1) * per)
     return plan
-
-
-def insert_ranks(hashes: np.ndarray, tiebreak: np.ndarray) -> np.ndarray:
-    """Rank of each insert in (hash, tiebreak) order; ``tiebreak`` orders as the keys do
-    (the keys themselves, or the simulator's order-preserving key codes)."""
-    order = np.lexsort((tiebreak, np.asarray(hashes, np.int32)))
-    ranks = np.empty(len(order), np.int64)
-    ranks[order] = np.arange(len(order), dtype=np.int64)
-    return ranks

@@ -177,7 +177,10 @@ def _real_run(n: int = 80, seed: int = 7, collinear: bool = False) -> pd.DataFra
 
 
 def test_calibration_recovers_known_constants():
-    fitted, report = calibrate(_real_run(), base="local", cores=CORES)
+    run = _real_run()
+    fitted, report = calibrate(run, base="local", cores=CORES, modelled_record_bytes=100.0)
+    assert fitted.record_bytes_ratio == pytest.approx(
+        run["bytes_written"].sum() / run["records_written"].sum() / 100.0)
     for field in ("cpu_hash_s", "cpu_record_tag_s", "cpu_record_write_s", "read_latency_s",
                   "write_latency_s", "tag_overhead_s", "write_overhead_s",
                   "commit_overhead_s"):

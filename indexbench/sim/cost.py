@@ -109,10 +109,11 @@ class CostProfile:
     commit_files: int = 1
     parallelism: int = 0  # 0: the executor cores given to the model
     note: str = ""
-    # bytes of one record in a base file as a real run wrote them (``calibrate``); 0: the
-    # simulator's column-width model. Bloom's file sizing (small files, room per file)
-    # reads file bytes, so a calibrated size brings the simulator's top-up near the real.
-    record_bytes: float = 0.0
+    # real bytes of a record in a base file over the simulator's column-width model of it
+    # (``calibrate``; 0: the model as is). Bloom's file sizing (small files, room per
+    # file) reads file bytes, so a calibrated size brings the simulator's top-up near the
+    # real run's; as a ratio it carries over to workloads of other record sizes.
+    record_bytes_ratio: float = 0.0
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -458,14 +459,16 @@ def _r2(y: np.ndarray, pred: np.ndarray) -> float:
     return 1.0 - float(((y - pred) ** 2).sum()) / ss_tot if ss_tot > 0 else float("nan")
 
 
-def calibrate(metrics: pd.DataFrame, base: str = "local", *, cores: int | None = None
-              ) -> tuple[CostProfile, dict[str, Any]]:
+def calibrate(metrics: pd.DataFrame, base: str = "local", *, cores: int | None = None,
+              modelled_record_bytes: float | None = None) -> tuple[CostProfile, dict[str, Any]]:
     """Fit CPU, disk and overhead constants to a real run's measured seconds.
 
     Non-negative least squares of measured ``tag_s`` and ``write_s`` against the counted
     work of the same rows (same features as the model); ``commit_overhead_s`` is the median
     of ``commit_s`` left after the modelled commit I/O. Constants the data cannot separate
     (no such work, or collinear with a constant fitted first) keep ``base``'s value.
+    ``modelled_record_bytes``: the simulator's model of one record of the run's workload;
+    with it the real bytes per record are fitted too, as ``record_bytes_ratio``.
     Returns the fitted profile and a report (R², residuals, rows used, what was kept).
     """
     base_prof = profile(base)
@@ -563,10 +566,13 @@ def calibrate(metrics: pd.DataFrame, base: str = "local", *, cores: int | None =
     sized = _numeric(metrics, "avg_record_size")  # rows whose inserts were sized by bytes
     if written is not None and records is not None and sized is not None and sized.notna().any():
         written, records = written[sized.notna()], records[sized.notna()]
-    if written is not None and records is not None and records.sum() > 0:
-        changes["record_bytes"] = float(written.sum() / records.sum())
+    if not modelled_record_bytes:
+        kept_base["record_bytes_ratio"] = "the run's workload (modelled record size) unknown"
+    elif written is not None and records is not None and records.sum() > 0:
+        changes["record_bytes_ratio"] = float(written.sum() / records.sum()
+                                              / modelled_record_bytes)
     else:
-        kept_base["record_bytes"] = "no bytes_written / records_written"
+        kept_base["record_bytes_ratio"] = "no bytes_written / records_written"
     fitted = replace(base_prof, name=f"{base_prof.name}-calibrated",
                      note=f"calibrated on {report['rows']} rows of a real run at "
                           f"parallelism {p} (R² {report['r2']:.3f}) from base "

@@ -188,7 +188,7 @@ def simulate(index: str = "bloom", workload: str | workloads.Workload = "uniform
     idx = indexes.get(index, **(params or {}))
     parallelism = parallelism or os.cpu_count() or 1
     profile = cost.profile(storage, cores=parallelism)
-    model = ModelTable(profile.record_bytes or record_bytes(w),
+    model = ModelTable(record_bytes(w) * (profile.record_bytes_ratio or 1.0),
                        key_bytes=KEY_BYTES[w.key_format])
     options = SimOptions(
         seed=w.seed, table_keys=G.total_keys(w), exact_bloom_keys=exact_bloom_keys,

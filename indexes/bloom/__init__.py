@@ -89,6 +89,11 @@ class BloomIndex(RecordIndex):
                                   "hoodie.record.size.estimation.threshold >= 0")
         if not 0 < p["scale"] <= 1:
             raise IndexBenchError("indexbench.scale must be in (0, 1]")
+        if self._scaled(p["max_file_size"]) < p["record_size_estimate"]:
+            raise IndexBenchError(
+                f"indexbench.scale {p['scale']:g} leaves hoodie.parquet.max.file.size at "
+                f"{self._scaled(p['max_file_size'])} bytes, under one record's estimate "
+                f"({p['record_size_estimate']}): raise the scale")
         if not 0 < p["fpp"] < 1:
             raise IndexBenchError("hoodie.index.bloom.fpp must be in (0, 1)")
 

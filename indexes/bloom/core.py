@@ -37,9 +37,8 @@ class FileRanges:
         """From footers' min/max keys; a file whose footer has none (``None``) is kept as
         "no range": Hudi compares such a file with every key of its partition."""
         mins, maxs = np.asarray(mins, dtype=object), np.asarray(maxs, dtype=object)
-        ranged = np.array([a is not None and b is not None for a, b in zip(mins, maxs,
-                                                                           strict=True)],
-                          dtype=bool)
+        ranged = np.array([isinstance(a, str) and isinstance(b, str)  # not None / NaN
+                           for a, b in zip(mins, maxs, strict=True)], dtype=bool)
         key = np.where(ranged, mins, "")  # no-range files first; their bounds are unused
         order = np.argsort(key, kind="stable")
         return cls(np.asarray(file_ids, dtype=object)[order], mins[order], maxs[order],

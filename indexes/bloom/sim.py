@@ -58,8 +58,12 @@ class Route:
             tie = (b >= 0) & (self.hashes[np.maximum(b, 0)] == hashes) & \
                 (codes < self.codes[np.maximum(b, 0)])
             if not tie.any():
-                return b
+                break
             b[tie] -= 1
+        # the first boundary is the batch's smallest (hash, key): a key below it was not
+        # inserted by this batch in this partition
+        assert (b >= 0).all(), "a key routed to an insert batch that did not insert it"
+        return b
 
 
 @dataclass
@@ -80,10 +84,11 @@ class PartitionFiles:
         """Route one batch's inserts by the plan, as the driver's planner does: rank by
         (hash, key), cut at the planned counts. Returns the file index of each bucket
         (existing small files keep theirs; new file groups are appended)."""
-        ranks = sizing.insert_ranks(hashes, codes)
-        bucket = plan.bucket_of_ranks(ranks)
-        by_rank = np.argsort(ranks)
-        starts = np.concatenate(([0], plan.bounds[:-1]))
+        # one sort: in (hash, key) order the buckets are consecutive runs of the plan's
+        # counts (the driver ranks the same way and cuts at the same bounds)
+        order = np.lexsort((codes, np.asarray(hashes, np.int32)))
+        bounds = plan.bounds
+        starts = np.concatenate(([0], bounds[:-1]))
         index = {fid: i for i, fid in enumerate(self.file_ids)}
         files = np.array([index.get(fid, -1) for fid in plan.file_ids], np.int64)
         fresh = np.flatnonzero(files < 0)
@@ -93,21 +98,21 @@ class PartitionFiles:
         self.mins = np.concatenate([self.mins, np.full(grow, np.iinfo(np.uint64).max, np.uint64)])
         self.maxs = np.concatenate([self.maxs, np.zeros(grow, np.uint64)])
         self.nkeys = np.concatenate([self.nkeys, np.zeros(grow, np.int64)])
-        self.ordinals += [np.empty(0, np.int64) for _ in range(grow)] if ordinals is not None \
-            else []
-        order = np.argsort(bucket, kind="stable")
-        cuts = np.searchsorted(bucket[order], np.arange(len(plan.counts) + 1))
+        if ordinals is not None:
+            self.ordinals += [np.empty(0, np.int64) for _ in range(grow)]
         for b, f in enumerate(files):
-            sel = order[cuts[b]:cuts[b + 1]]
+            sel = order[starts[b]:bounds[b]]
             if not len(sel):
                 continue
-            self.mins[f] = min(self.mins[f], codes[sel].min())
-            self.maxs[f] = max(self.maxs[f], codes[sel].max())
+            part = codes[sel]
+            self.mins[f] = min(self.mins[f], part.min())
+            self.maxs[f] = max(self.maxs[f], part.max())
             self.nkeys[f] += len(sel)
             if ordinals is not None:
                 self.ordinals[f] = np.concatenate([self.ordinals[f], ordinals[sel]])
-        first = by_rank[starts]
-        self.routes[first_ordinal] = Route(hashes[first].astype(np.int32), codes[first], files)
+        first = order[starts]
+        self.routes[first_ordinal] = Route(np.asarray(hashes, np.int32)[first], codes[first],
+                                           files)
         return files
 
     def file_of(self, ordinals: np.ndarray, hashes: np.ndarray, codes: np.ndarray
@@ -252,6 +257,10 @@ class BloomSim(SimAdapter):
         cfg = self.index.sizing()
         snap = self.model.snapshot  # before this commit, as the driver's planner sees it
         avg = sizing.average_record_size(snap.commits, cfg)
+        seq = len(snap.completed)  # this commit's place on the timeline (file ids)
+        sizes: dict[str, list[tuple[str, int]]] = {}
+        for (q, fid), sl in snap.slices.items():
+            sizes.setdefault(q, []).append((fid, sl.size_bytes))
         for p in sorted(self.touched):
             pf = self.files.setdefault(p, PartitionFiles())
             n = len(pf.file_ids)
@@ -280,10 +289,9 @@ class BloomSim(SimAdapter):
             ords = np.concatenate([o for _, _, o in parts]) if self.exact and parts else None
             del parts
             if len(codes):
-                files = [(s.file_id, s.size_bytes) for (q, _), s in snap.slices.items() if q == p]
                 plan = sizing.plan_partition(
-                    len(codes), sizing.small_files(files, cfg), avg, cfg,
-                    lambda b, p=p: sizing.new_file_id(self.batch.instant, p, b))
+                    len(codes), sizing.small_files(sizes.get(p, []), cfg), avg, cfg,
+                    lambda b, p=p: sizing.new_file_id(seq, p, b))
                 self.counts["small_files_topped_up"] += plan.topped_up
                 self.counts["small_file_inserts"] += plan.small_file_inserts
                 files = pf.add_inserts(self.batch.inserts_before, hashes, codes, ords, plan)
