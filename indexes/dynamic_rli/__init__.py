@@ -46,8 +46,7 @@ class DynamicRliIndex(RecordIndex):
               "when a bucket is full: 'records' (keys) or 'bytes' (latest base file size)",
               choices=(RECORDS, BYTES)),
         Param("max_records", "hoodie.bucket.index.dynamic.max.records", int, 2000,
-              "records mode: keys per bucket (2000 matches bloom's default insert split, "
-              "so the default comparison writes files of similar size)"),
+              "records mode: keys per bucket before a new bucket is opened"),
         Param("max_file_bytes", "hoodie.bucket.index.dynamic.max.file.bytes", int,
               120 * 1024 * 1024, "bytes mode: latest base file size per bucket"),
         Param("record_size_estimate", "hoodie.copyonwrite.record.size.estimate", int, 1024,
