@@ -1,10 +1,11 @@
 """bloom in the simulator: range pruning and key checks by the same core as on Spark.
 
 The model keeps, per partition, every file's min/max key as an order-preserving 64-bit
-code (``order_codes``: pruning only compares keys) and, per insert batch, the first
-code of each of its files — inserts are sliced into files in key order, exactly as the
-driver's planner does, so the file of any existing key is one binary search away and
-no per-key state is held. Two bloom modes (``bloom_mode``):
+code (``order_codes``: pruning only compares keys) and its fill, and per insert batch the
+(routing hash, code) of the first key of each planned bucket: inserts are planned by the
+driver's sizing functions (:mod:`tableformat.sizing`, small files first) and ranked by
+the same Spark ``hash(key)``, so the file of any existing key is one binary search in its
+insert batch's boundaries and no per-key state is held. Two bloom modes (``bloom_mode``):
 
 - ``exact`` (tables up to ``exact_max_keys`` keys): each file's filter is built from its
   real keys with the index's own footer code and probed by
@@ -35,11 +36,6 @@ from indexes.bloom.core import (
 from indexes.hashing import spark_murmur3_hash
 from indexes.simulation import GroupWrites, SimAdapter, SimBatch, SimChunk, SimOptions
 from tableformat import sizing
-
-
-def key_hashes(keys) -> np.ndarray:
-    """Spark's ``hash(key)`` of record keys: the insert planner's routing hash."""
-    return spark_murmur3_hash(keys)
 
 
 @dataclass
@@ -158,7 +154,7 @@ class BloomSim(SimAdapter):
             return
         keys = self.batch.keys
         codes_all = keys.order_codes(chunk.ordinals)
-        hashes_all = key_hashes(keys.record_keys(chunk.ordinals))
+        hashes_all = spark_murmur3_hash(keys.record_keys(chunk.ordinals))
         for pi in chunk.parts():
             p = self.batch.partitions[pi]
             self.touched.add(p)
@@ -306,7 +302,7 @@ class BloomSim(SimAdapter):
     def _new_keys(self, ordinals: np.ndarray) -> tuple[np.ndarray, np.ndarray,
                                                        np.ndarray | None]:
         keys = self.batch.keys
-        return (key_hashes(keys.record_keys(ordinals)), keys.order_codes(ordinals),
+        return (spark_murmur3_hash(keys.record_keys(ordinals)), keys.order_codes(ordinals),
                 ordinals if self.exact else None)
 
     def file_index_bytes(self, partition: str, file_id: str, num_records: int) -> int:
