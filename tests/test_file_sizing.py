@@ -102,6 +102,7 @@ def test_inserts_fill_small_files_before_new_ones(spark, tmp_path, scale):
         assert s.num_records - old.num_records <= room
         assert old.size_bytes + (s.num_records - old.num_records) * estimate \
             <= cfg.max_file_size + estimate
+        assert s.size_bytes <= cfg.max_file_size + estimate  # the file as written
     # the first small file (in file-id order) is filled first
     first_id = sorted(before)[0]
     grown = {s.file_id: s.num_records - before[s.file_id].num_records for s in after}
