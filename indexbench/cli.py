@@ -21,6 +21,7 @@ def parse_sets(values: list[str] | None) -> dict[str, dict[str, str]]:
     A bare key goes to every index that knows it; ``index:key`` to that index only.
     """
     import indexes
+    from tableformat.errors import IndexBenchError
 
     out: dict[str, dict[str, str]] = {n: {} for n in indexes.names()}
     for item in values or []:
@@ -30,14 +31,23 @@ def parse_sets(values: list[str] | None) -> dict[str, dict[str, str]]:
             out[target][key.strip()] = value.strip()
             continue
         if "=" not in item:
-            raise SystemExit(f"--set wants key=value, got {item!r}")
+            raise IndexBenchError(f"--set wants key=value, got {item!r}")
         key, _, value = item.partition("=")
         owners = [n for n in out if key.strip() in indexes.index_class(n).param_keys()]
         if not owners:
-            raise SystemExit(f"--set {key}: no index has this parameter")
+            raise IndexBenchError(f"--set {key}: no index has this parameter")
         for n in owners:
             out[n][key.strip()] = value.strip()
     return out
+
+
+def check_indexes(names: list[str], sets: dict[str, dict[str, str]]) -> None:
+    """Every index name and ``--set`` value checked before Spark starts: a typo costs no
+    Spark start-up and gets one ``error:`` line (exit 2)."""
+    import indexes
+
+    for n in names:
+        indexes.get(n, **sets.get(n, {}))  # unknown name, unknown key, bad value: raises
 
 
 def _add_run_options(p: argparse.ArgumentParser) -> None:
@@ -114,10 +124,12 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     w = api.load_workload(args.workload, args.batches, args.batch_size,
                           args.initial_records, args.seed)
+    sets = parse_sets(args.sets)
+    check_indexes([args.index], sets)
     out = args.out or api.default_out(w.name)
     progress, on_batch = _progress_bar(w.batches + 1)
     with progress:
-        df = api.run(args.index, w, params=parse_sets(args.sets)[args.index], master=args.master,
+        df = api.run(args.index, w, params=sets[args.index], master=args.master,
                      table=args.table, out=out, progress=on_batch)
     _print_summary(df)
     console.print(f"metrics: {out}/metrics.parquet")
@@ -134,8 +146,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
     peers.check(peer_names)  # a missing package: one clear error before anything runs
     w = api.load_workload(args.workload, args.batches, args.batch_size,
                           args.initial_records, args.seed)
-    out = args.out or api.default_out(w.name)
     sets = parse_sets(args.sets)
+    check_indexes(names, sets)
+    out = args.out or api.default_out(w.name)
     progress, on_batch = _progress_bar((w.batches + 1) * (len(names) + len(peer_names)))
     with progress:
         df = api.compare(names, w, params={n: sets.get(n, {}) for n in names}, out=out,
@@ -158,12 +171,11 @@ def cmd_sim(args: argparse.Namespace) -> int:
                               "(--parallelism sets the modelled executor cores)")
     names = [n.strip() for n in (args.indexes or args.index or ",".join(indexes.names()))
              .split(",")]
-    for n in names:
-        indexes.index_class(n)  # unknown names: one clear error before anything runs
     w = api.load_workload(args.workload, args.batches, args.batch_size,
                           args.initial_records, args.seed)
-    out = args.out or f"out/{w.name}-sim-{new_run_id()}"
     sets = parse_sets(args.sets)
+    check_indexes(names, sets)  # one clear error before anything runs
+    out = args.out or f"out/{w.name}-sim-{new_run_id()}"
     progress, on_batch = _progress_bar((w.batches + 1) * len(names) * len(args.sweep or [1]))
     with progress:
         df = api.sim(names, w, params={n: sets.get(n, {}) for n in names}, out=out,
@@ -207,7 +219,11 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 def cmd_verify(args: argparse.Namespace) -> int:
     from indexbench import api
+    from tableformat.errors import IndexBenchError
+    from tableformat.table import Table
 
+    if not Table(args.table).exists():  # a usage error (2), not a violation (1)
+        raise IndexBenchError(f"{args.table}: no table here (no .hoodie/hoodie.properties)")
     problems = api.verify(args.table, master=args.master)
     for p in problems:
         console.print(f"[red]✗[/red] {p}")
@@ -335,6 +351,9 @@ def main(argv: list[str] | None = None) -> int:
     except (IndexBenchError, ValueError, FileNotFoundError) as exc:
         console.print(f"[red]error:[/red] {escape(str(exc))}")  # [..] in it is not markup
         return 2
+    except KeyboardInterrupt:
+        console.print("interrupted; the unfinished instant will be rolled back by the next run")
+        return 130
 
 
 if __name__ == "__main__":

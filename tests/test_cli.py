@@ -71,9 +71,51 @@ def test_verify_fails_on_a_missing_file(spark, tmp_path):
 
 
 def test_bad_parameters_are_clear_errors(tmp_path, capsys):
-    with pytest.raises(SystemExit, match="no index has this parameter"):
+    from tableformat.errors import IndexBenchError
+
+    with pytest.raises(IndexBenchError, match="no index has this parameter"):
         cli.parse_sets(["hoodie.nope=1"])
     rc = cli.main(["run", "--index", "bloom", "--workload", "no-such-preset",
                    "--out", str(tmp_path)])
     assert rc == 2
     assert "no-such-preset" in capsys.readouterr().out
+
+
+@pytest.fixture
+def no_spark(monkeypatch):
+    """Any Spark start-up fails the test: these mistakes must be caught before it."""
+    import indexbench.spark
+
+    def boom(*a, **k):
+        raise AssertionError("Spark was started")
+
+    monkeypatch.setattr(indexbench.spark, "get_session", boom)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["compare", "--indexes", "bloom,nope"], "nope"),
+    (["run", "--index", "bloom", "--set", "hoodie.index.bloom.fpp=abc"],
+     "hoodie.index.bloom.fpp"),
+    (["run", "--index", "bloom", "--set", "indexbench.scale=0"], "indexbench.scale"),
+    (["compare", "--set", "no.such.key=1"], "no index has this parameter"),
+    (["compare", "--set", "novalue"], "key=value"),
+    (["verify", "/nonexistent/table"], "no table here"),
+])
+def test_bad_input_is_refused_before_spark_starts(no_spark, capsys, tmp_path, argv, message):
+    rc = cli.main([*argv, *(["--out", str(tmp_path)] if argv[0] != "verify" else [])])
+    out = capsys.readouterr()
+    text = out.out + out.err
+    assert rc == 2
+    assert "error:" in text and message in text
+    assert "Traceback" not in text
+
+
+def test_interrupt_prints_one_line_and_exits_130(monkeypatch, capsys):
+    def interrupted(args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "cmd_list", interrupted)
+    assert cli.main(["list"]) == 130
+    out = capsys.readouterr()
+    lines = [ln for ln in (out.out + out.err).splitlines() if ln.strip()]
+    assert lines == ["interrupted; the unfinished instant will be rolled back by the next run"]
