@@ -47,8 +47,9 @@ def workload_fingerprint(w: workloads.Workload) -> str:
     return hashlib.sha256(json.dumps(spec, default=str).encode()).hexdigest()[:16]
 
 
-def default_out(workload_name: str) -> str:
-    return os.path.join("out", f"{workload_name}-{m.new_run_id()}")
+def default_out(workload_name: str, run_id: str) -> str:
+    """``out/<workload>-<run id>``: the directory names the run_id its run.json holds."""
+    return os.path.join("out", f"{workload_name}-{run_id}")
 
 
 def _committed_batches(table, fingerprint: str) -> int:
@@ -78,10 +79,10 @@ def run(index: str = "bloom", workload: str | workloads.Workload = "uniform", *,
     from indexbench.spark import get_session
 
     w = load_workload(workload, batches, batch_size, initial_records, seed)
-    out = out or default_out(w.name)
+    run_id = run_id or m.new_run_id()
+    out = out or default_out(w.name, run_id)
     table_uri = table or os.path.join(out, "tables", index)
     spark = spark or get_session(master)
-    run_id = run_id or m.new_run_id()
     tbl, idx = open_table(table_uri, index, params)
     fingerprint = workload_fingerprint(w)
     existing = m.existing_rows(out)
@@ -114,7 +115,7 @@ def run(index: str = "bloom", workload: str | workloads.Workload = "uniform", *,
 def compare(indexes_: Sequence[str] | None = None, workload: str | workloads.Workload = "uniform",
             *, params: dict[str, dict[str, Any]] | None = None, out: str | None = None,
             spark=None, master: str | None = None, progress: Progress | None = None,
-            peers: Sequence[str] = (), **sizes: Any) -> pd.DataFrame:
+            peers: Sequence[str] = (), run_id: str | None = None, **sizes: Any) -> pd.DataFrame:
     """Run every index on identical batches (same workload and seed), one metrics file.
 
     ``peers`` (e.g. ``("delta",)``, see ``peers.names()``) adds yardsticks: the same
@@ -128,9 +129,9 @@ def compare(indexes_: Sequence[str] | None = None, workload: str | workloads.Wor
     peerlib.check(peer_names)
     names = list(indexes_ or default_compare_indexes())
     w = load_workload(workload, **sizes)
-    out = out or default_out(w.name)
+    run_id = run_id or m.new_run_id()
+    out = out or default_out(w.name, run_id)
     spark = spark or get_session(master)
-    run_id = m.new_run_id()
     frames = []
     for name in names:
         frames.append(run(name, w, params=(params or {}).get(name), out=out, spark=spark,
@@ -162,8 +163,8 @@ def run_peer(peer: str = "delta", workload: str | workloads.Workload = "uniform"
     """
     p = peerlib.get(peer)
     w = load_workload(workload, **sizes)
-    out = out or default_out(w.name)
     run_id = run_id or m.new_run_id()
+    out = out or default_out(w.name, run_id)
     tbl = p.open_table(table or os.path.join(out, "tables", p.SERIES), workload_fingerprint(w))
     rows = m.existing_rows(out)
     for b in range(tbl.committed_batches(), w.batches + 1):

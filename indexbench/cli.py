@@ -1,4 +1,5 @@
-"""The ``indexbench`` command line (DESIGN §7); each command calls one api function."""
+"""indexbench: Hudi's bloom index against bucket indexes on real PySpark upserts, and a
+simulator of the same index code (README.md: Usage). Each command calls one api function."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table as RichTable
+
+from tableformat.metrics import new_run_id
 
 console = Console()
 
@@ -103,9 +106,9 @@ def _print_summary(df: pd.DataFrame) -> None:
 
     s = summary(df)
     t = RichTable(title="median per upsert batch (batches ≥ 1)")
-    t.add_column("metric")
+    t.add_column("metric", overflow="fold")  # wrap, never "…": names a user types
     for name in s.index:
-        t.add_column(str(name), justify="right")
+        t.add_column(str(name), justify="right", overflow="fold")
     for col in s.columns:
         t.add_row(col, *[_fmt(v) for v in s[col]])
     console.print(t)
@@ -126,11 +129,12 @@ def cmd_run(args: argparse.Namespace) -> int:
                           args.initial_records, args.seed)
     sets = parse_sets(args.sets)
     check_indexes([args.index], sets)
-    out = args.out or api.default_out(w.name)
+    run_id = new_run_id()
+    out = args.out or api.default_out(w.name, run_id)
     progress, on_batch = _progress_bar(w.batches + 1)
     with progress:
         df = api.run(args.index, w, params=sets[args.index], master=args.master,
-                     table=args.table, out=out, progress=on_batch)
+                     table=args.table, out=out, progress=on_batch, run_id=run_id)
     _print_summary(df)
     console.print(f"metrics: {out}/metrics.parquet")
     return 0
@@ -148,21 +152,36 @@ def cmd_compare(args: argparse.Namespace) -> int:
                           args.initial_records, args.seed)
     sets = parse_sets(args.sets)
     check_indexes(names, sets)
-    out = args.out or api.default_out(w.name)
+    run_id = new_run_id()
+    out = args.out or api.default_out(w.name, run_id)
     progress, on_batch = _progress_bar((w.batches + 1) * (len(names) + len(peer_names)))
     with progress:
         df = api.compare(names, w, params={n: sets.get(n, {}) for n in names}, out=out,
-                         master=args.master, progress=on_batch, peers=peer_names)
+                         master=args.master, progress=on_batch, peers=peer_names,
+                         run_id=run_id)
     _print_summary(df)
     console.print(f"metrics: {out}/metrics.parquet")
     console.print(f"report: {api.report([out])}")
+    if not args.keep_tables:
+        console.print(f"tables: removed {_remove_tables(out) / 2**20:,.1f} MiB ({out}/tables)")
     return 0
+
+
+def _remove_tables(out: str) -> int:
+    """Delete a compare's tables (metrics and report stay); returns the bytes freed."""
+    import os
+    import shutil
+
+    root = os.path.join(out, "tables")
+    freed = sum(os.path.getsize(os.path.join(d, f)) for d, _, files in os.walk(root)
+                for f in files)
+    shutil.rmtree(root, ignore_errors=True)
+    return freed
 
 
 def cmd_sim(args: argparse.Namespace) -> int:
     import indexes
     from indexbench import api
-    from tableformat.metrics import new_run_id
 
     if args.master:
         from tableformat.errors import IndexBenchError
@@ -175,13 +194,14 @@ def cmd_sim(args: argparse.Namespace) -> int:
                           args.initial_records, args.seed)
     sets = parse_sets(args.sets)
     check_indexes(names, sets)  # one clear error before anything runs
-    out = args.out or f"out/{w.name}-sim-{new_run_id()}"
+    run_id = new_run_id()
+    out = args.out or f"out/{w.name}-sim-{run_id}"
     progress, on_batch = _progress_bar((w.batches + 1) * len(names) * len(args.sweep or [1]))
     with progress:
         df = api.sim(names, w, params={n: sets.get(n, {}) for n in names}, out=out,
                      storage=args.storage, exact_bloom_keys=args.exact_bloom_keys,
                      parallelism=args.parallelism, progress=on_batch, sweep=args.sweep,
-                     jobs=args.jobs)
+                     jobs=args.jobs, run_id=run_id)
     _print_summary(df)
     console.print(f"metrics: {out}/metrics.parquet")
     if not args.no_report:
@@ -238,20 +258,17 @@ def cmd_list(args: argparse.Namespace) -> int:
     import indexes
     import workloads
 
-    t = RichTable(title="indexes")
-    t.add_column("name")
-    t.add_column("hoodie.index.type")
-    t.add_column("parameters (--set KEY=VALUE, default)")
+    # list form, one parameter per line: a key a user must type is never cut to fit
+    console.print("[bold]indexes[/bold] (parameters: --set KEY=VALUE, shown with defaults)")
     for n in indexes.names():
         cls = indexes.index_class(n)
-        t.add_row(n, cls.index_type, "\n".join(f"{p.key}={p.default}" for p in cls.PARAMS))
-    console.print(t)
-    w = RichTable(title="workload presets (--workload NAME or a TOML path)")
-    w.add_column("name")
-    w.add_column("description")
+        console.print(f"\n[bold]{n}[/bold]  hoodie.index.type={cls.index_type}")
+        for p in cls.PARAMS:
+            default = str(p.default).lower() if p.type is bool else p.default
+            console.print(f"  {p.key}={default}", soft_wrap=True, highlight=False)
+    console.print("\n[bold]workload presets[/bold] (--workload NAME or a TOML path)")
     for name in workloads.presets():
-        w.add_row(name, workloads.describe(name))
-    console.print(w)
+        console.print(f"  [bold]{name}[/bold]: {workloads.describe(name)}")
     return 0
 
 
@@ -271,24 +288,32 @@ def cmd_rescale(args: argparse.Namespace) -> int:
     return 0
 
 
+def _command(sub, name: str, help: str) -> argparse.ArgumentParser:  # noqa: A002
+    """A subcommand whose ``--help`` page opens with the same sentence as the list."""
+    return sub.add_parser(name, help=help, description=help[:1].upper() + help[1:] + ".")
+
+
 def build_parser() -> argparse.ArgumentParser:
     import indexes
 
     parser = argparse.ArgumentParser(prog="indexbench", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
-    p = sub.add_parser("run", help="run a workload through one index")
+    p = _command(sub, "run", help="run a workload through one index")
     p.add_argument("--index", required=True, choices=indexes.names())
     p.add_argument("--table", help="table path or URI (default <out>/tables/<index>)")
     _add_run_options(p)
     p.set_defaults(func=cmd_run)
-    p = sub.add_parser("compare", help="run several indexes on identical batches")
+    p = _command(sub, "compare", help="run several indexes on identical batches")
     p.add_argument("--indexes", help=f"comma-separated (default {','.join(indexes.names())})")
     p.add_argument("--peers", metavar="NAME[,NAME]",
                    help="also run these yardsticks on the same batches: 'delta' (delta-rs "
                         "MERGE, series delta-merge; needs pip install -e \".[peers]\")")
+    p.add_argument("--keep-tables", action=argparse.BooleanOptionalAction, default=True,
+                   help="keep the tables under OUT/tables after the run (default: keep; "
+                        "--no-keep-tables deletes them once metrics and report are written)")
     _add_run_options(p)
     p.set_defaults(func=cmd_compare)
-    p = sub.add_parser("sim", help="simulate indexes without Spark (model table, up to "
+    p = _command(sub, "sim", help="simulate indexes without Spark (model table, up to "
                                    "billions of keys); same metrics contract, run_mode=sim")
     p.add_argument("--index", help="one index (same as --indexes NAME)")
     p.add_argument("--indexes", help=f"comma-separated (default {','.join(indexes.names())})")
@@ -308,18 +333,18 @@ def build_parser() -> argparse.ArgumentParser:
                    help="simulate this many indexes at once, one process each (default 1)")
     p.add_argument("--no-report", action="store_true", help="skip the HTML report")
     p.set_defaults(func=cmd_sim)
-    p = sub.add_parser("calibrate", help="fit the simulator's CPU/disk constants to a real run")
+    p = _command(sub, "calibrate", help="fit the simulator's CPU/disk constants to a real run")
     p.add_argument("run_dir", help="metrics directory of a real run (run/compare --out)")
     p.add_argument("--out", help="write the fitted profile JSON here")
     p.add_argument("--base", default="local", help="profile whose other constants are kept")
     p.add_argument("--cores", type=int, help="executor cores of that run (default: this "
                                              "machine's)")
     p.set_defaults(func=cmd_calibrate)
-    p = sub.add_parser("verify", help="check a table's invariants; non-zero exit on violation")
+    p = _command(sub, "verify", help="check a table's invariants; non-zero exit on violation")
     p.add_argument("table")
     p.add_argument("--master")
     p.set_defaults(func=cmd_verify)
-    p = sub.add_parser("rescale", help="grow a multiple-rehash table's buckets (replacecommit)")
+    p = _command(sub, "rescale", help="grow a multiple-rehash table's buckets (replacecommit)")
     p.add_argument("table")
     p.add_argument("--factor", help="k: N -> k*N buckets (rehash: integer >= 2)")
     p.add_argument("--buckets", type=int, help="overwrite only: the new bucket count")
@@ -329,7 +354,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", help="append the metrics row to DIR/metrics.parquet")
     p.add_argument("--master")
     p.set_defaults(func=cmd_rescale)
-    p = sub.add_parser("report", help="figures + index.html from metrics dirs (and asv results)")
+    p = _command(sub, "report", help="figures + index.html from metrics dirs (and asv results)")
     p.add_argument("dirs", nargs="*", metavar="DIR", help="metrics directories of runs")
     p.add_argument("--out", help="report directory (default DIR/report, or ./report)")
     p.add_argument("--asv", metavar="RESULTS_DIR", help="asv results dir: chart each track_* "
@@ -337,7 +362,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--strict", action="store_true",
                    help="unknown extra metrics columns are errors, not warnings")
     p.set_defaults(func=cmd_report)
-    p = sub.add_parser("list", help="indexes, their parameters and the workload presets")
+    p = _command(sub, "list", help="indexes, their parameters and the workload presets")
     p.set_defaults(func=cmd_list)
     return parser
 

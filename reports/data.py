@@ -113,7 +113,7 @@ def check_columns(df: pd.DataFrame, source: str = "metrics", strict: bool = Fals
     if bad:
         raise MetricsColumnError(
             f"{source}: unknown column(s) {', '.join(map(repr, bad))}: metric columns are "
-            "snake_case names (DESIGN §6)")
+            "snake_case names (README: Metrics)")
     for c in CONTRACT_COLUMNS:
         if c in STRING_COLUMNS or df[c].isna().all():
             continue

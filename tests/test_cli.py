@@ -26,6 +26,19 @@ def test_list_names_indexes_and_presets():
         assert word in proc.stdout
 
 
+def test_list_at_80_columns_keeps_every_key_whole():
+    import indexes
+
+    proc = subprocess.run([sys.executable, "-m", "indexbench", "list"], capture_output=True,
+                          text=True, timeout=120, env={**os.environ, "COLUMNS": "80"})
+    assert proc.returncode == 0, proc.stderr
+    lines = {ln.strip().split("=")[0] for ln in proc.stdout.splitlines()}
+    for n in indexes.names():
+        for p in indexes.index_class(n).PARAMS:
+            assert p.key in lines, p.key
+    assert "…" not in proc.stdout
+
+
 def test_run_writes_the_metrics_contract_and_verify_passes(spark, tmp_path, capsys):
     out = tmp_path / "out"
     rc = cli.main(["run", "--index", "simple-bucket", *SMALL, "--out", str(out),
@@ -119,3 +132,21 @@ def test_interrupt_prints_one_line_and_exits_130(monkeypatch, capsys):
     out = capsys.readouterr()
     lines = [ln for ln in (out.out + out.err).splitlines() if ln.strip()]
     assert lines == ["interrupted; the unfinished instant will be rolled back by the next run"]
+
+
+def test_default_output_directory_names_the_run_id(spark, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["run", "--index", "simple-bucket", *SMALL]) == 0
+    (out,) = (tmp_path / "out").iterdir()
+    run_id = json.loads((out / "run.json").read_text())["run_id"]
+    assert out.name == f"uniform-{run_id}"
+    assert set(pd.read_parquet(out / "metrics.parquet")["run_id"]) == {run_id}
+
+
+def test_compare_can_drop_its_tables(spark, tmp_path, capsys):
+    out = tmp_path / "out"
+    assert cli.main(["compare", "--indexes", "simple-bucket", *SMALL, "--out", str(out),
+                     "--no-keep-tables"]) == 0
+    assert not (out / "tables").exists()
+    assert (out / "metrics.parquet").exists() and (out / "report" / "index.html").exists()
+    assert "tables: removed" in capsys.readouterr().out
