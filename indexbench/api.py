@@ -70,10 +70,12 @@ def run(index: str = "bloom", workload: str | workloads.Workload = "uniform", *,
         initial_records: int | None = None, seed: int | None = None,
         params: dict[str, Any] | None = None, master: str | None = None,
         table: str | None = None, out: str | None = None, spark=None,
-        progress: Progress | None = None, run_id: str | None = None) -> pd.DataFrame:
+        progress: Progress | None = None, run_id: str | None = None,
+        notify: Callable[[str], None] | None = None) -> pd.DataFrame:
     """Run a workload's batches through one index; returns its metrics rows.
 
-    The table resumes: batches a previous run of the same workload committed are skipped.
+    The table resumes: batches a previous run of the same workload committed are skipped,
+    and an unfinished instant is rolled back first; ``notify`` is told of both.
     """
     from indexbench.driver import open_table, upsert
     from indexbench.spark import get_session
@@ -94,6 +96,13 @@ def run(index: str = "bloom", workload: str | workloads.Workload = "uniform", *,
 
     with tbl:
         first = _committed_batches(tbl, fingerprint)
+        pending, deleted = tbl.rolled_back
+        if notify and pending:
+            notify(f"{index}: rolled back unfinished instant(s) {', '.join(pending)} "
+                   f"({len(deleted)} file(s) deleted)")
+        if notify and first:
+            notify(f"{index}: resuming at batch {first}: batches 0–{first - 1} of this "
+                   f"workload are already committed in {table_uri}")
         for b in range(first, w.batches + 1):
             batch = batch_df(spark, w, b)
             result = upsert(spark, tbl, idx, batch, batch_no=b,
@@ -115,7 +124,8 @@ def run(index: str = "bloom", workload: str | workloads.Workload = "uniform", *,
 def compare(indexes_: Sequence[str] | None = None, workload: str | workloads.Workload = "uniform",
             *, params: dict[str, dict[str, Any]] | None = None, out: str | None = None,
             spark=None, master: str | None = None, progress: Progress | None = None,
-            peers: Sequence[str] = (), run_id: str | None = None, **sizes: Any) -> pd.DataFrame:
+            peers: Sequence[str] = (), run_id: str | None = None,
+            notify: Callable[[str], None] | None = None, **sizes: Any) -> pd.DataFrame:
     """Run every index on identical batches (same workload and seed), one metrics file.
 
     ``peers`` (e.g. ``("delta",)``, see ``peers.names()``) adds yardsticks: the same
@@ -135,7 +145,7 @@ def compare(indexes_: Sequence[str] | None = None, workload: str | workloads.Wor
     frames = []
     for name in names:
         frames.append(run(name, w, params=(params or {}).get(name), out=out, spark=spark,
-                          progress=progress, run_id=run_id))
+                          progress=progress, run_id=run_id, notify=notify))
     peer_info = {}
     for name in peer_names:
         peer = peerlib.get(name)

@@ -90,11 +90,12 @@ def _progress_bar(total: int):
         sim = row.get("tag_s") is None  # a simulated row: its seconds are modelled
         tag, write = (row.get("model_tag_s"), row.get("model_write_s")) if sim else \
             (row["tag_s"], row["write_s"])
+        # one line within 80 columns: index, batch, records, seconds, files read, FPs
         progress.console.print(
-            f"  {row['index']:<14} batch {int(row['batch']):>3}  {int(row['records']):>9,} rec  "
-            f"{'model ' if sim else ''}tag {tag or 0:6.2f}s  write {write or 0:6.2f}s  "
-            f"files_read {int(row.get('files_read') or 0):>5}  "
-            f"fp {int(row.get('false_positives') or 0):>4}")
+            f"  {row['index']:<15} {int(row['batch']):>3} {int(row['records']):>9,} rec "
+            f"{'~' if sim else ' '}tag {tag or 0:5.2f}s write {write or 0:5.2f}s "
+            f"read {int(row.get('files_read') or 0):>5} "
+            f"fp {int(row.get('false_positives') or 0):>7,}", soft_wrap=True)
         progress.advance(task)
 
     task = progress.add_task("batches", total=total)
@@ -134,7 +135,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     progress, on_batch = _progress_bar(w.batches + 1)
     with progress:
         df = api.run(args.index, w, params=sets[args.index], master=args.master,
-                     table=args.table, out=out, progress=on_batch, run_id=run_id)
+                     table=args.table, out=out, progress=on_batch, run_id=run_id,
+                     notify=progress.console.print)
     _print_summary(df)
     console.print(f"metrics: {out}/metrics.parquet")
     return 0
@@ -158,7 +160,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     with progress:
         df = api.compare(names, w, params={n: sets.get(n, {}) for n in names}, out=out,
                          master=args.master, progress=on_batch, peers=peer_names,
-                         run_id=run_id)
+                         run_id=run_id, notify=progress.console.print)
     _print_summary(df)
     console.print(f"metrics: {out}/metrics.parquet")
     console.print(f"report: {api.report([out])}")

@@ -176,6 +176,7 @@ class Table:
         self._lock_token: str | None = None
         self._last_instant_ms = 0
         self._commit_cache: dict[tuple[str, str], dict] = {}
+        self.rolled_back: tuple[list[str], list[str]] = ([], [])
 
     # ---- configuration -------------------------------------------------
     def exists(self) -> bool:
@@ -379,7 +380,9 @@ class Table:
 
     def __enter__(self) -> Table:
         self.acquire_writer_lock()
-        self.rollback_pending()
+        pending = self.pending_instants()
+        # what this writer rolled back on entering: (instants, files deleted)
+        self.rolled_back = (pending, self.rollback_pending())
         return self
 
     def __exit__(self, *exc) -> None:

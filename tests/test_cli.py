@@ -57,9 +57,11 @@ def test_run_writes_the_metrics_contract_and_verify_passes(spark, tmp_path, caps
     props = (out / "tables" / "simple-bucket" / ".hoodie" / "hoodie.properties").read_text()
     assert "hoodie.bucket.index.num.buckets=4" in props
     assert cli.main(["verify", str(out / "tables" / "simple-bucket")]) == 0
-    # resume: the same command again commits nothing new and adds no rows
+    # resume: the same command again commits nothing new, adds no rows and says so
+    capsys.readouterr()
     assert cli.main(["run", "--index", "simple-bucket", *SMALL, "--out", str(out)]) == 0
     assert len(pd.read_parquet(out / "metrics.parquet")) == 3
+    assert "resuming at batch 3" in capsys.readouterr().out
 
 
 def test_compare_runs_identical_batches(spark, tmp_path):
@@ -150,3 +152,18 @@ def test_compare_can_drop_its_tables(spark, tmp_path, capsys):
     assert not (out / "tables").exists()
     assert (out / "metrics.parquet").exists() and (out / "report" / "index.html").exists()
     assert "tables: removed" in capsys.readouterr().out
+
+
+def test_a_resumed_run_says_what_it_rolled_back_and_skipped(spark, tmp_path):
+    from indexbench import api
+
+    out, sizes = tmp_path / "o", {"initial_records": 1500, "batch_size": 400}
+    api.run("simple-bucket", "uniform", out=str(out), spark=spark, batches=1, **sizes)
+    table = Table(str(out / "tables" / "simple-bucket"))
+    with table:
+        instant = table.start_instant()  # a writer that died before its commit
+    said: list[str] = []
+    api.run("simple-bucket", "uniform", out=str(out), spark=spark, batches=2, notify=said.append,
+            **sizes)
+    assert any("rolled back" in m and instant in m for m in said), said
+    assert any("resuming at batch 2" in m for m in said), said
