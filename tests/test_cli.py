@@ -167,3 +167,20 @@ def test_a_resumed_run_says_what_it_rolled_back_and_skipped(spark, tmp_path):
             **sizes)
     assert any("rolled back" in m and instant in m for m in said), said
     assert any("resuming at batch 2" in m for m in said), said
+
+
+def test_spark_logging_is_quiet_by_default(tmp_path):
+    """A command prints its own lines, not Spark's start-up chatter (INDEXBENCH_VERBOSE=1
+    brings it back)."""
+    env = {k: v for k, v in os.environ.items() if k != "INDEXBENCH_VERBOSE"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "indexbench", "run", "--index", "simple-bucket",
+         "--initial-records", "500", "--batches", "1", "--batch-size", "100",
+         "--out", str(tmp_path)], capture_output=True, text=True, timeout=300, env=env)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    for noise in ("log4j profile", "Setting default log level", "NativeCodeLoader",
+                  "loopback address", " WARN "):
+        assert noise not in proc.stderr, noise
+    # what is left is the JVM's own line for the module Spark 4 asks for
+    assert [ln for ln in proc.stderr.splitlines() if ln.strip()] in (
+        [], ["WARNING: Using incubator modules: jdk.incubator.vector"])
