@@ -316,17 +316,31 @@ def files_read_figure(df: pd.DataFrame) -> Figure:
     with style.paper():
         fig, axes = style.figure(1, 2, height=2.9)
         ax_f, ax_b = axes[0]
-        any_model = False
+        any_model, never_read = False, []
         for label, name, g in iter_series(df):
             if is_peer_series(g):  # no index: nothing read to tag (empty, not 0)
                 continue
             x = _before(g, "table_records")
-            kw = {**_line_style(df, name, g), "label": label}
-            ax_f.plot(x, _num(g, "files_read").fillna(0), **kw)
+            files = _num(g, "files_read").fillna(0)
             read, modelled = measured_or_model(g, "bytes_read")
+            # upsert batches only: the initial load tags nothing (table size 0, no point)
+            upsert = (g["batch"] >= 1).to_numpy()
+            if not upsert.any():
+                continue
+            if not files[upsert].any() and not read.fillna(0)[upsert].any():
+                never_read.append(label)  # one note, not lines stacked on each other at 0
+                continue
+            kw = {**_line_style(df, name, g), "label": label}
+            ax_f.plot(x[upsert], files[upsert], **kw)
             any_model |= modelled
-            ax_b.plot(x, read.fillna(0) / MIB,
+            ax_b.plot(x[upsert], read.fillna(0)[upsert] / MIB,
                       **{**kw, "label": f"{label}: modelled" if modelled else label})
+        if never_read:
+            for ax in (ax_f, ax_b):
+                ax.text(0.98, 0.04, "0 in every batch:\n" + "\n".join(never_read),
+                        transform=ax.transAxes, ha="right", va="bottom", fontsize=7,
+                        color="0.3", gid="never-read",
+                        bbox={"facecolor": "white", "alpha": 0.85, "edgecolor": "0.8"})
         for ax in (ax_f, ax_b):
             ax.set_xlabel("table size before the batch (records)")
             ax.xaxis.set_major_formatter(_kilo)
