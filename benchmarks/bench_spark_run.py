@@ -109,8 +109,7 @@ class FalsePositiveRate(_SparkRun):
     """Bloom FP rate over all upsert batches: false positives / probes of absent keys."""
 
     def setup(self, cache, index: str, workload: str) -> None:
-        if cache.get((index, workload), {}).get("fp_rate", 0) is None:
-            raise NotImplementedError(f"{index} does no bloom probes")  # asv: skipped
+        _skip_if_none(cache, index, workload, "fp_rate", "no bloom probes")
 
     def track_fp_rate(self, cache, index: str, workload: str) -> float:
         return self._value(cache, index, workload, "fp_rate")

@@ -160,9 +160,7 @@ def plan_inserts(tagged: DataFrame, table: Table, snapshot: Snapshot, index: Rec
     counts = {r[0]: int(r[1]) for r in inserts.groupBy(part).count().collect()}  # ok: one
     avg = sizing.average_record_size(snapshot.commits, sizing_cfg)  # row per partition
     plans = {}
-    files: dict[str, list[tuple[str, int]]] = {}
-    for s in snapshot.in_partitions(counts):
-        files.setdefault(s.partition, []).append((s.file_id, s.size_bytes))
+    files = sizing.file_sizes_by_partition(snapshot.in_partitions(counts))
     seq = len(snapshot.completed)  # this commit's place on the timeline
     for p, n in sorted(counts.items()):
         plans[p] = sizing.plan_partition(

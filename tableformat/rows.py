@@ -49,8 +49,14 @@ class WriteTotals:
 
 def measured_fp_rate(counts: Mapping[str, float]) -> float:
     """False positives over probes of keys that were not in the probed file."""
+    rate = _per_negative_probe(counts, "false_positives")
+    return float("nan") if rate is None else rate
+
+
+def _per_negative_probe(counts: Mapping[str, float], name: str) -> float | None:
+    """A counter over the probes of keys not in the probed file (None: no such probe)."""
     negatives = counts.get("bloom_checks", 0) - counts.get("true_positives", 0)
-    return counts.get("false_positives", 0) / negatives if negatives else float("nan")
+    return counts.get(name, 0) / negatives if negatives else None
 
 
 def as_modelled(row: dict[str, Any]) -> dict[str, Any]:
@@ -100,8 +106,7 @@ def upsert_row(*, batch_no: int, instant: str, input_records: int, records: int,
         # reference, not a measurement: Σ over probed filters of negatives × the filter's
         # theoretical fpp at its row fill (what the measured FP should be close to)
         "fp_theory": counts.get("fp_theory"),
-        "probed_keys_per_file": (counts["probed_file_keys"] / counts["negative_probes"]
-                                 if counts.get("negative_probes") else None),
+        "probed_keys_per_file": _per_negative_probe(counts, "probed_file_keys"),
         "small_files_topped_up": counts.get("small_files_topped_up", 0),
         "small_file_inserts": counts.get("small_file_inserts", 0),
         "avg_record_size": counts.get("avg_record_size"),

@@ -80,6 +80,14 @@ class SmallFile:
     size_bytes: int
 
 
+def file_sizes_by_partition(slices: Iterable) -> dict[str, list[tuple[str, int]]]:
+    """(file id, bytes) of each latest base file, per partition (a snapshot's slices)."""
+    out: dict[str, list[tuple[str, int]]] = {}
+    for s in slices:
+        out.setdefault(s.partition, []).append((s.file_id, int(s.size_bytes)))
+    return out
+
+
 def small_files(files: Iterable[tuple[str, int]], cfg: SizingConfig) -> list[SmallFile]:
     """The partition's latest base files under the limit, oldest file group first (file
     ids sort by creation, see :func:`new_file_id`). Hudi takes them in its file-system

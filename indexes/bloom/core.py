@@ -121,7 +121,6 @@ def count_theory(counts: Counter, negatives: int, fpp: float, file_keys: int) ->
     its theoretical fpp at its row fill, and the keys each negative probe met."""
     if negatives:
         counts["fp_theory"] += negatives * fpp
-        counts["negative_probes"] += int(negatives)
         counts["probed_file_keys"] += int(negatives) * int(file_keys)
 
 

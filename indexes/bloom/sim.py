@@ -254,9 +254,7 @@ class BloomSim(SimAdapter):
         snap = self.model.snapshot  # before this commit, as the driver's planner sees it
         avg = sizing.average_record_size(snap.commits, cfg)
         seq = len(snap.completed)  # this commit's place on the timeline (file ids)
-        sizes: dict[str, list[tuple[str, int]]] = {}
-        for (q, fid), sl in snap.slices.items():
-            sizes.setdefault(q, []).append((fid, sl.size_bytes))
+        sizes = sizing.file_sizes_by_partition(snap.slices.values())
         for p in sorted(self.touched):
             pf = self.files.setdefault(p, PartitionFiles())
             n = len(pf.file_ids)
