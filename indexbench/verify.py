@@ -1,8 +1,9 @@
 """``indexbench verify``: a table's invariants, checked by Spark tasks over its files.
 
-Every committed file exists; footer min/max and bloom filter hold every key of their
-file; keys are unique across the snapshot; the index's own invariants (bucket of every
-record, RLI coverage) hold. Only problems (bounded) come back to the driver.
+Every committed file exists; every partition has Hudi's ``.hoodie_partition_metadata``;
+footer min/max and bloom filter hold every key of their file; keys are unique across the
+snapshot; the index's own invariants (bucket of every record, RLI coverage) hold. Only
+problems (bounded) come back to the driver.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from pyspark.sql import functions as F
 
 import indexes
 from tableformat import basefile as bf
+from tableformat import partition_meta
 from tableformat.fs import exists
 from tableformat.table import Table
 
@@ -45,7 +47,7 @@ def check_base_file(table: Table, partition: str, path: str, expected_rows: int,
         if FOOTER_KEY not in footer:
             problems.append(f"{path}: no bloom filter in the footer")
         else:
-            bloom = HoodieBloomFilter.deserialize(footer[FOOTER_KEY], footer[TYPE_CODE_KEY])
+            bloom = HoodieBloomFilter.deserialize(footer[FOOTER_KEY], footer.get(TYPE_CODE_KEY))
             missing = int((~bloom.might_contain_many(keys)).sum())
             if missing:
                 problems.append(f"{path}: bloom filter misses {missing} of its keys")
@@ -66,6 +68,7 @@ def verify_table(spark: SparkSession, uri: str) -> list[str]:
     index = indexes.from_table_config(table.config)
     snapshot = table.snapshot()
     problems = index.spark.verify(spark, table, snapshot)
+    problems += partition_meta.missing(table.fs, table.root, snapshot.partitions())
     slices = list(snapshot.slices.values())
     if not slices:
         return problems

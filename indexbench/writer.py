@@ -142,7 +142,7 @@ def merge_file_group(
     table.fs.create_dir(table.abs_path(partition), recursive=True)
     size = bf.write_base_file(table.fs, table.abs_path(rel_path), merged, footer)
     return {
-        "partition": partition, "fileId": file_id, "path": rel_path,
+        "partitionPath": partition, "fileId": file_id, "path": rel_path,
         "prevCommit": bf.BaseFileName.parse(prev_path).instant if prev_path else "null",
         "numWrites": merged.num_rows, "numInserts": int((~is_update).sum()),
         "numUpdateWrites": int(is_update.sum()), "numDeletes": 0, "totalWriteBytes": size,

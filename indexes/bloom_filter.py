@@ -1,4 +1,4 @@
-"""Hudi's per-file bloom filters (SIMPLE and DYNAMIC_V0) built on pybloom-live.
+"""Hudi's per-file bloom filters (SIMPLE and DYNAMIC_V0), on pybloom-live or Hudi's own hashing.
 
 Hudi writes one bloom filter of the record keys into every base file's Parquet footer and the
 bloom index probes it to decide which files must be read. To reproduce the work that index does
@@ -15,15 +15,28 @@ bloom index probes it to decide which files must be read. To reproduce the work 
 * serialization in Hudi's ``DataOutput`` layout (big-endian ints, bit vectors as
   ``(m + 7) / 8`` little-bit-order bytes), base64 text, so footer sizes match Hudi's.
 
-What differs: bit positions come from pybloom-live's hashing (salted sha512/xxh128, one slice of
-``m/k`` bits per hash) instead of Hadoop's murmur over all ``m`` bits, so the footer records a
-hash-type byte Hudi does not know (``PYBLOOM_HASH_TYPE``) and a Hudi reader refuses it rather
-than misreading it. A short trailer after Hudi's bytes keeps what Hudi does not persist (fpp,
-max entries, per-row add counts, the round-robin cursor) so a reloaded filter behaves exactly
-like the original, including further adds.
+Two hashings (``hashing=``; the bloom index's ``indexbench.bloom.hash``):
 
-Bulk operations hash each key with pybloom's own salts and hash function, then set or test all
-bits with numpy; tests check these positions equal ``pybloom_live.BloomFilter.make_hashes``.
+* ``pybloom`` (the default, as the project's design names it): bit positions come from
+  pybloom-live's hashing (salted sha512/xxh128, one slice of ``m/k`` bits per hash) instead of
+  Hadoop's murmur over all ``m`` bits, and ``m`` is rounded up to ``k`` equal slices. The
+  footer records a hash-type byte Hudi does not know (``PYBLOOM_HASH_TYPE``), so a Hudi
+  reader refuses it rather than misreading it. Bulk operations hash each key with pybloom's
+  own salts and hash function, then set or test all bits with numpy; tests check these
+  positions equal ``pybloom_live.BloomFilter.make_hashes``.
+* ``hudi``: Hudi's own bits. ``m`` is exactly Hudi's, and a key's UTF-8 bytes go through
+  Hadoop's ``HashFunction`` with ``Hash.MURMUR_HASH`` (hash type 1): k chained MurmurHash
+  rounds (``initval = hash(bytes, initval)`` from 0), bit ``abs(initval % m)``, vectorized
+  over Arrow string arrays (:func:`indexes.hashing.hadoop_murmur_chain`). The serialized
+  bytes start with exactly what Hudi's ``SimpleBloomFilter`` / ``HoodieDynamicBoundedBloomFilter``
+  write for the same keys (tests compare them with Hadoop's classes in Spark's JVM), so a
+  Hudi reader probes them. Hadoop refuses empty keys ("key length must be > 0"); so does this.
+
+Either way a short trailer follows Hudi's bytes with what Hudi does not persist (fpp, max
+entries, per-row add counts, the round-robin cursor), so a reloaded filter behaves exactly like
+the original, including further adds. Hudi's readers (``DataInputStream`` over the decoded
+bytes) read only the fields they need and never look at it. A reloaded filter hashes as the
+hash-type byte of its header says.
 """
 
 from __future__ import annotations
@@ -38,26 +51,35 @@ from typing import Any
 import bitarray
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pybloom_live
+
+from indexes.hashing import hadoop_murmur_chain
 
 __all__ = [
     "DEFAULT_FPP",
     "DEFAULT_MAX_ENTRIES",
     "DEFAULT_NUM_ENTRIES",
+    "DYNAMIC_PREFIX",
     "DYNAMIC_V0",
     "FOOTER_KEY",
+    "HASHINGS",
+    "HUDI",
     "MAX_KEY",
     "MIN_KEY",
+    "PYBLOOM",
     "SIMPLE",
     "TYPE_CODE_KEY",
     "HoodieBloomFilter",
     "hudi_bit_size",
     "hudi_num_hashes",
     "theoretical_fpp",
+    "theoretical_fpp_unpartitioned",
 ]
 
 # Parquet footer key-value metadata names, as Hudi writes them (HoodieBloomFilterWriteSupport).
 FOOTER_KEY = "org.apache.hudi.bloomfilter"
+OLD_FOOTER_KEY = "com.uber.hoodie.bloomfilter"  # read, never written (Hudi reads both)
 TYPE_CODE_KEY = "hoodie_bloom_filter_type_code"
 MIN_KEY = "hoodie_min_record_key"
 MAX_KEY = "hoodie_max_record_key"
@@ -66,6 +88,15 @@ MAX_KEY = "hoodie_max_record_key"
 SIMPLE = "SIMPLE"
 DYNAMIC_V0 = "DYNAMIC_V0"
 TYPE_CODES = (SIMPLE, DYNAMIC_V0)
+# HoodieDynamicBoundedBloomFilter.TYPE_CODE_PREFIX: HoodieBloomFilterWriteSupport writes the
+# type-code footer key only for a type code whose name contains it; a reader that finds no key
+# reads the filter as SIMPLE.
+DYNAMIC_PREFIX = "DYNAMIC"
+
+# Bit positions: pybloom-live's (the default) or Hudi's own (Hadoop's murmur).
+PYBLOOM = "pybloom"
+HUDI = "hudi"
+HASHINGS = (PYBLOOM, HUDI)
 
 # Hudi defaults: hoodie.index.bloom.num_entries, .fpp, hoodie.bloom.index.filter.type,
 # hoodie.bloom.index.filter.dynamic.max.entries.
@@ -76,6 +107,8 @@ DEFAULT_MAX_ENTRIES = 100000
 _FILTER_VERSION = -1  # InternalFilter.VERSION
 HUDI_MURMUR_HASH_TYPE = 1  # org.apache.hudi.common.util.hash.Hash.MURMUR_HASH
 PYBLOOM_HASH_TYPE = 0x70  # 'p': not a Hudi hash type, marks pybloom-live bit positions
+_HASHING_OF_TYPE = {PYBLOOM_HASH_TYPE: PYBLOOM, HUDI_MURMUR_HASH_TYPE: HUDI}
+_HUDI_STAGES = (2, 8)  # hudi hashing: rounds after which a probe drops the keys ruled out
 _TRAILER_MAGIC = b"IXBP"
 _TRAILER_VERSION = 1
 _INT32_MAX = 2**31 - 1
@@ -107,6 +140,20 @@ def theoretical_fpp(m: int, k: int, n: int | float) -> float:
     return p_set**k
 
 
+def theoretical_fpp_unpartitioned(m: int, k: int, n: int | float) -> float:
+    """False-positive probability of Hadoop's filter (Hudi's hashing) after ``n`` adds.
+
+    ``k`` positions over all ``m`` bits per add: a bit is set with probability
+    ``1 - (1 - 1/m)^(k n)``, and all ``k`` probed bits must be set.
+    """
+    if n <= 0:
+        return 0.0
+    if m <= 0 or k <= 0:
+        raise ValueError("m and k must be positive")
+    p_set = -math.expm1(k * n * math.log1p(-1 / m))
+    return p_set**k
+
+
 class _Row(pybloom_live.BloomFilter):
     """One pybloom-live filter sized by Hudi's m and k, accepting adds past its capacity.
 
@@ -134,8 +181,41 @@ class _Row(pybloom_live.BloomFilter):
         self.count += 1
         return found_all
 
+    @property
+    def num_hashes(self) -> int:
+        """k: one position per slice."""
+        return self.num_slices
+
+    def empty_like(self) -> _Row:
+        """A new empty row of the same shape (a DYNAMIC_V0 filter's next row)."""
+        return _Row(self.num_slices, self.bits_per_slice, self.capacity, self.error_rate)
+
     def copy(self) -> _Row:
-        new = _Row(self.num_slices, self.bits_per_slice, self.capacity, self.error_rate)
+        new = self.empty_like()
+        new.bitarray = self.bitarray.copy()
+        new.count = self.count
+        return new
+
+
+class _BitRow:
+    """One row as Hadoop's ``BloomFilter`` holds it: exactly Hudi's ``m`` bits (little bit
+    order within a byte, as ``BloomFilter.write`` packs them), ``k`` positions over all of
+    them. ``count`` counts every add, as the pybloom rows do."""
+
+    def __init__(self, num_bits: int, num_hashes: int, capacity: int, error_rate: float):
+        self.num_bits = int(num_bits)
+        self.num_hashes = int(num_hashes)
+        self.capacity = capacity
+        self.error_rate = error_rate
+        self.bitarray = bitarray.bitarray(self.num_bits, endian="little")
+        self.bitarray.setall(False)
+        self.count = 0
+
+    def empty_like(self) -> _BitRow:
+        return _BitRow(self.num_bits, self.num_hashes, self.capacity, self.error_rate)
+
+    def copy(self) -> _BitRow:
+        new = self.empty_like()
         new.bitarray = self.bitarray.copy()
         new.count = self.count
         return new
@@ -148,6 +228,8 @@ class _BulkHasher:
     positions are pybloom's by construction; falls back to calling ``make_hashes`` per key if a
     future pybloom changes that closure.
     """
+
+    hash_type = PYBLOOM_HASH_TYPE
 
     def __init__(self, row: _Row):
         self.row = row
@@ -174,6 +256,20 @@ class _BulkHasher:
     def stages(self) -> int:
         """Number of salts: the k positions come in this many independently hashed groups."""
         return 1 if self.salts is None else len(self.salts)
+
+    @staticmethod
+    def column(keys: Iterable[Any]) -> np.ndarray:
+        """The keys as this hashing holds a batch: a numpy object array (nulls refused)."""
+        return _as_key_array(keys)
+
+    @staticmethod
+    def subset(col: np.ndarray, idx: np.ndarray) -> np.ndarray:
+        return col[idx]
+
+    @property
+    def first_stage_slices(self) -> int:
+        """Slices the first salt's digest covers (0 if pybloom could not be vectorized)."""
+        return self._stage_span(0)[2] if self.salts is not None else 0
 
     @staticmethod
     def encode(keys: Sequence[Any]) -> list[bytes]:
@@ -236,6 +332,122 @@ class _BulkHasher:
         if len(enc) == 0:
             return np.empty((0, self.k), dtype=np.int64)
         return np.hstack([self.stage_positions(enc, j) for j in range(self.stages)])
+
+    def prehash(self, col: np.ndarray, all_slices: bool, kind: type) -> np.ndarray:
+        """(slices, n) positions as ``kind``: the first salt's slices, or all k."""
+        if self.salts is None:
+            raise ValueError("pybloom's hashing could not be vectorized; probe keys directly")
+        enc = self.encode(col)
+        pos = [self.words_to_positions(self.stage_words(enc, j), j, kind)
+               for j in range(self.stages if all_slices else 1)]
+        return np.ascontiguousarray((np.hstack(pos) if len(pos) > 1 else pos[0]).T)
+
+
+def _java_utf8(key: Any) -> bytes:
+    """``key.getBytes(StandardCharsets.UTF_8)`` of a key (non-strings as ``str(key)``, as
+    pybloom hashes them). A ``str`` holding surrogates is read as Java's UTF-16 would hold
+    it: a pair is one character, a lone surrogate becomes ``?`` (Java's replacement)."""
+    if key is None:
+        raise TypeError(_NULL_KEY)
+    text = key if isinstance(key, str) else str(key)
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        utf16 = text.encode("utf-16-le", "surrogatepass")
+        return utf16.decode("utf-16-le", "surrogatepass").encode("utf-8", "replace")
+
+
+def _as_utf8_column(keys: Iterable[Any]) -> pa.Array:
+    """Keys as one Arrow array of the bytes Hudi hashes: strings stay Arrow strings (no
+    Python object per key), binary stays bytes; nulls and empty keys refused as Hudi does."""
+    if isinstance(keys, pa.ChunkedArray):
+        keys = keys.combine_chunks()
+    if isinstance(keys, pa.Array):
+        if keys.null_count:
+            raise TypeError(_NULL_KEY)
+        if pa.types.is_dictionary(keys.type):
+            keys = keys.dictionary_decode()
+        t = keys.type
+        if pa.types.is_binary(t) or pa.types.is_large_binary(t):
+            col = keys.cast(pa.large_binary())
+        elif pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t):
+            col = keys.cast(pa.large_string())
+        else:
+            col = pc.cast(keys, pa.large_string())  # integers: their decimal text
+    else:
+        if hasattr(keys, "to_numpy") and not isinstance(keys, np.ndarray):
+            keys = keys.to_numpy(dtype=object)  # pandas
+        seq = keys.reshape(-1) if isinstance(keys, np.ndarray) else list(keys)
+        try:
+            col = pa.array(seq, type=pa.large_string())
+        except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeEncodeError):
+            # non-strings or surrogates: encoded key by key (rare)
+            col = pa.array([_java_utf8(k) for k in seq], type=pa.large_binary())
+        if col.null_count:
+            raise TypeError(_NULL_KEY)
+    if len(col) and pc.min(pc.binary_length(col)).as_py() == 0:
+        raise ValueError("Hudi's bloom filter refuses empty keys (Hadoop's HashFunction: "
+                         "key length must be > 0)")
+    return col
+
+
+class _HudiHasher:
+    """Hudi's bit positions: Hadoop's ``HashFunction`` with ``Hash.MURMUR_HASH``.
+
+    ``k`` chained MurmurHash rounds over a key's UTF-8 bytes (``initval = hash(bytes,
+    initval)`` from 0), position ``abs(initval % m)`` over the whole row of ``m`` bits. A
+    probe goes stage by stage (``_HUDI_STAGES`` rounds, then the rest), so a key that
+    fails the first bits of every row never pays for all ``k`` rounds; a later stage
+    recomputes the chain from round 0 for the few keys still alive.
+    """
+
+    hash_type = HUDI_MURMUR_HASH_TYPE
+
+    def __init__(self, k: int, m: int):
+        self.k, self.m = int(k), int(m)
+        self.bounds = (0, *sorted({min(self.k, s) for s in _HUDI_STAGES} | {self.k}))
+
+    @property
+    def stages(self) -> int:
+        return len(self.bounds) - 1
+
+    @property
+    def family(self) -> tuple[Any, ...]:
+        """Same ``k`` and ``m``: same positions for every key."""
+        return ("hadoop-murmur", self.k, self.m)
+
+    @property
+    def first_stage_slices(self) -> int:
+        return self.bounds[1]
+
+    column = staticmethod(_as_utf8_column)
+
+    @staticmethod
+    def subset(col: pa.Array, idx: np.ndarray) -> pa.Array:
+        return col.take(pa.array(idx))
+
+    @staticmethod
+    def encode(col: pa.Array) -> pa.Array:
+        return col  # already the bytes Hudi hashes
+
+    def positions_t(self, col: pa.Array, lo: int, hi: int) -> np.ndarray:
+        """Positions of rounds ``lo..hi-1``: (hi - lo, n) uint32, one row per round."""
+        h = hadoop_murmur_chain(col, hi)[lo:hi]
+        # Java's Math.abs(initval % maxValue): % truncates (fmod), |result| < m < 2**31
+        return np.abs(np.fmod(h, np.int32(self.m))).view(np.uint32)
+
+    def stage_positions(self, col: pa.Array, stage: int) -> np.ndarray:
+        """Positions of stage ``stage``'s rounds: (n, rounds of the stage)."""
+        return self.positions_t(col, self.bounds[stage], self.bounds[stage + 1]).T
+
+    def positions(self, col: pa.Array) -> np.ndarray:
+        """Positions of all k rounds, shape (n, k)."""
+        return self.positions_t(col, 0, self.k).T
+
+    def prehash(self, col: pa.Array, all_slices: bool, kind: type) -> np.ndarray:
+        """(rounds, n) positions as ``kind``: the first stage's rounds, or all k."""
+        hi = self.k if all_slices else self.bounds[1]
+        return np.ascontiguousarray(self.positions_t(col, 0, hi).astype(kind, copy=False))
 
 
 def _set_bits(row: _Row, positions: np.ndarray) -> None:
@@ -386,7 +598,8 @@ _NULL_KEY = "bloom filter keys cannot be null (Hudi throws NullPointerException)
 
 
 class HoodieBloomFilter:
-    """Hudi's SIMPLE / DYNAMIC_V0 bloom filter over record keys, on pybloom-live rows."""
+    """Hudi's SIMPLE / DYNAMIC_V0 bloom filter over record keys: pybloom-live rows (the
+    default ``hashing``) or Hadoop's bits and murmur hashing (``hashing="hudi"``)."""
 
     def __init__(
         self,
@@ -395,12 +608,16 @@ class HoodieBloomFilter:
         fpp: float,
         max_entries: int,
         *,
-        _rows: list[_Row] | None = None,
+        hashing: str = PYBLOOM,
+        _rows: list[_Row] | list[_BitRow] | None = None,
         _policy: _DynamicPolicy | None = None,
     ):
         code = type_code.upper()  # Hudi compares with equalsIgnoreCase
         if code not in TYPE_CODES:
             raise ValueError(f"Bloom Filter type code not recognizable {type_code!r}")
+        if hashing not in HASHINGS:
+            raise ValueError(f"bloom hashing must be one of {', '.join(HASHINGS)}, "
+                             f"not {hashing!r}")
         if num_entries <= 0:
             raise ValueError("num_entries must be positive")
         if not 0.0 < fpp < 1.0:
@@ -409,17 +626,23 @@ class HoodieBloomFilter:
         self._num_entries = int(num_entries)
         self._fpp = float(fpp)
         self._max_entries = int(max_entries)
+        self._hashing = hashing
         if _rows is None:
             m = hudi_bit_size(self._num_entries, self._fpp)
             k = hudi_num_hashes(m, self._num_entries)
-            _rows = [_Row(k, -(-m // k), self._num_entries, self._fpp)]
+            if hashing == PYBLOOM:
+                _rows = [_Row(k, -(-m // k), self._num_entries, self._fpp)]
+            else:
+                _rows = [_BitRow(m, k, self._num_entries, self._fpp)]
         self._rows = _rows
         if code == SIMPLE:
             # A single row forever: model as a policy that never grows past row 0.
             self._policy = _policy or _DynamicPolicy(nr=_INT32_MAX, max_nr=0, rows=1)
         else:
             self._policy = _policy or _DynamicPolicy(nr=self._num_entries, max_nr=max_entries)
-        self._hasher = _BulkHasher(self._rows[0])
+        r0 = self._rows[0]
+        self._hasher: _BulkHasher | _HudiHasher = (
+            _BulkHasher(r0) if hashing == PYBLOOM else _HudiHasher(r0.num_hashes, r0.num_bits))
 
     @classmethod
     def create(
@@ -428,15 +651,23 @@ class HoodieBloomFilter:
         num_entries: int = DEFAULT_NUM_ENTRIES,
         fpp: float = DEFAULT_FPP,
         max_entries: int = DEFAULT_MAX_ENTRIES,
+        hashing: str = PYBLOOM,
     ) -> HoodieBloomFilter:
-        """``BloomFilterFactory.createBloomFilter`` with Hudi's defaults."""
-        return cls(type_code, num_entries, fpp, max_entries)
+        """``BloomFilterFactory.createBloomFilter`` with Hudi's defaults; ``hashing``:
+        ``pybloom`` (default) or ``hudi`` (Hudi's own bits, hash type 1)."""
+        return cls(type_code, num_entries, fpp, max_entries, hashing=hashing)
 
     # -- properties -----------------------------------------------------------------------
     @property
     def type_code(self) -> str:
-        """``SIMPLE`` or ``DYNAMIC_V0``: the value written under ``TYPE_CODE_KEY``."""
+        """``SIMPLE`` or ``DYNAMIC_V0``. Only a DYNAMIC code is written under
+        ``TYPE_CODE_KEY`` (:meth:`footer_entries`); a footer without it is SIMPLE."""
         return self._type_code
+
+    @property
+    def hashing(self) -> str:
+        """``pybloom`` or ``hudi``: whose bit positions the rows hold."""
+        return self._hashing
 
     @property
     def num_entries(self) -> int:
@@ -457,13 +688,14 @@ class HoodieBloomFilter:
 
     @property
     def bits_per_row(self) -> int:
-        """m actually allocated: ``k * ceil(m_hudi / k)`` (pybloom slices are equal)."""
+        """m actually allocated: ``k * ceil(m_hudi / k)`` with pybloom (its slices are
+        equal), exactly Hudi's m with Hudi's hashing."""
         return self._rows[0].num_bits
 
     @property
     def hashes_per_row(self) -> int:
-        """k (pybloom slices)."""
-        return self._rows[0].num_slices
+        """k (pybloom slices, or Hadoop's chained murmur rounds)."""
+        return self._rows[0].num_hashes
 
     @property
     def count(self) -> int:
@@ -490,17 +722,17 @@ class HoodieBloomFilter:
 
     def add_keys(self, keys: Iterable[str]) -> None:
         """Add keys in order; each goes to the row Hudi's add policy picks."""
-        key_list = _as_key_array(keys)
-        if not len(key_list):
+        col = self._hasher.column(keys)  # refuses bad keys before the policy moves
+        n = len(col)
+        if not n:
             return
-        targets = self._policy.assign(len(key_list))
+        targets = self._policy.assign(n)
         while len(self._rows) < self._policy.rows:
-            r0 = self._rows[0]
-            self._rows.append(_Row(r0.num_slices, r0.bits_per_slice, r0.capacity, r0.error_rate))
-        pos = self._hasher.positions(key_list)
+            self._rows.append(self._rows[0].empty_like())
+        pos = self._hasher.positions(col)
         if len(self._rows) == 1:
             _set_bits(self._rows[0], pos)
-            self._rows[0].count += len(key_list)
+            self._rows[0].count += n
             return
         counts = np.bincount(targets, minlength=len(self._rows))
         for r, row in enumerate(self._rows):
@@ -525,14 +757,10 @@ class HoodieBloomFilter:
         slice (a probe reads a slice's positions for all keys contiguously): the first
         salt's slices (one digest per key; keys that pass them are hashed again at probe
         time), or all ``k`` with ``all_slices`` (every digest now, none later). The
-        positions of keys ``lo:hi`` are ``prehashed[:, lo:hi]``."""
+        positions of keys ``lo:hi`` are ``prehashed[:, lo:hi]``. With Hudi's hashing the
+        first stage is the first few chained murmur rounds."""
         h = self._hasher
-        if h.salts is None:
-            raise ValueError("pybloom's hashing could not be vectorized; probe keys directly")
-        enc = h.encode(_as_key_array(keys))
-        pos = [h.words_to_positions(h.stage_words(enc, j), j, self.position_dtype)
-               for j in range(h.stages if all_slices else 1)]
-        return np.ascontiguousarray((np.hstack(pos) if len(pos) > 1 else pos[0]).T)
+        return h.prehash(h.column(keys), all_slices, self.position_dtype)
 
     @property
     def position_dtype(self) -> type:
@@ -541,25 +769,28 @@ class HoodieBloomFilter:
 
     @property
     def first_salt_slices(self) -> int:
-        """Rows of ``prehash(keys)``: the slices the first salt's digest covers."""
-        return self._hasher._stage_span(0)[2] if self._hasher.salts is not None else 0
+        """Rows of ``prehash(keys)``: the slices the first salt's digest covers (pybloom)
+        or the first stage's murmur rounds (Hudi's hashing)."""
+        return self._hasher.first_stage_slices
 
     def might_contain_many(self, keys: Iterable[str], prehashed: np.ndarray | None = None
                            ) -> np.ndarray:
         """Vectorized ``might_contain``: bool array aligned with ``keys``.
 
         Hashes salt by salt, as pybloom's lazy ``make_hashes`` does, so a key already ruled out
-        by every row after the first salt's slices never pays for the second hash.
-        ``prehashed``: the keys' :meth:`prehash` positions from a filter of the same
-        :attr:`hash_family`; then the first salt costs no hashing at all.
+        by every row after the first salt's slices never pays for the second hash (Hudi's
+        hashing: stage by stage of murmur rounds, likewise). ``prehashed``: the keys'
+        :meth:`prehash` positions from a filter of the same :attr:`hash_family`; then the
+        first salt (stage) costs no hashing at all.
         """
         if prehashed is not None and prehashed.shape[0] == self.hashes_per_row:
             return self._probe_positions(np.ascontiguousarray(prehashed), len(keys))
-        key_arr = _as_key_array(keys)
-        n = len(key_arr)
+        h = self._hasher
+        col = h.column(keys)
+        n = len(col)
         alive = np.ones((len(self._rows), n), dtype=bool)
         cand = np.arange(n)
-        for stage in range(self._hasher.stages):
+        for stage in range(h.stages):
             if cand.size == 0:
                 break
             if stage == 0 and prehashed is not None:
@@ -571,8 +802,8 @@ class HoodieBloomFilter:
                 cand = cand[alive.any(axis=0)]
                 continue
             # hash only the keys still alive
-            sub = key_arr if cand.size == n else key_arr[cand]
-            pos = self._hasher.stage_positions(self._hasher.encode(sub), stage)
+            sub = col if cand.size == n else h.subset(col, cand)
+            pos = h.stage_positions(h.encode(sub), stage)
             for r, row in enumerate(self._rows):
                 live = alive[r, cand]
                 if live.any():
@@ -604,7 +835,8 @@ class HoodieBloomFilter:
         """
         counts = self.row_counts if n is None else self.row_counts_after(int(n))
         m, k = self.bits_per_row, self.hashes_per_row
-        rows = [theoretical_fpp(m, k, c) for c in counts]
+        rate = theoretical_fpp if self._hashing == PYBLOOM else theoretical_fpp_unpartitioned
+        rows = [rate(m, k, c) for c in counts]
         if any(p >= 1.0 for p in rows):
             return 1.0
         # log1p/expm1: the default sizing's rates (~1e-20) must not round to 0
@@ -621,7 +853,7 @@ class HoodieBloomFilter:
     # -- serialization --------------------------------------------------------------------
     def _to_bytes(self) -> bytes:
         k, m = self.hashes_per_row, self.bits_per_row
-        header = struct.pack(">iibi", _FILTER_VERSION, k, PYBLOOM_HASH_TYPE, m)
+        header = struct.pack(">iibi", _FILTER_VERSION, k, self._hasher.hash_type, m)
         chunks: list[bytes] = []
         if self._type_code == SIMPLE:
             chunks += [header, self._rows[0].bitarray.tobytes()]
@@ -655,9 +887,14 @@ class HoodieBloomFilter:
         return base64.b64encode(self._to_bytes()).decode("ascii")
 
     @classmethod
-    def deserialize(cls, text: str, type_code: str) -> HoodieBloomFilter:
-        """Inverse of :meth:`serialize` (Hudi's ``BloomFilterFactory.fromString``)."""
-        code = type_code.upper()
+    def deserialize(cls, text: str, type_code: str | None = None) -> HoodieBloomFilter:
+        """Inverse of :meth:`serialize` (Hudi's ``BloomFilterFactory.fromString``).
+
+        ``type_code``: the footer's ``TYPE_CODE_KEY`` value; ``None`` (no such key, as
+        Hudi writes SIMPLE filters) reads a SIMPLE filter, as Hudi's
+        ``readBloomFilterFromMetadata`` does. The hashing is the one the header's hash-type
+        byte names (pybloom-live's or Hudi's murmur)."""
+        code = SIMPLE if type_code is None else type_code.upper()
         if code not in TYPE_CODES:
             raise ValueError(f"Bloom Filter type code not recognizable {type_code!r}")
         data = base64.b64decode(text)
@@ -672,30 +909,40 @@ class HoodieBloomFilter:
             off += size
             return vals
 
-        def read_row() -> tuple[int, int, bytes]:
-            nonlocal off
+        def read_header() -> tuple[int, int, int]:
+            """InternalFilter.readFields: version, k, hash type, m."""
             version, k, hash_type, m = read(">iibi")
             if version != _FILTER_VERSION:
                 raise ValueError(f"unsupported bloom filter version {version}")
-            if hash_type != PYBLOOM_HASH_TYPE:
+            if hash_type not in _HASHING_OF_TYPE:
                 raise ValueError(
-                    f"hash type {hash_type} is not pybloom-live's; filters written by Hudi "
-                    "itself (murmur/jenkins hashing) cannot be probed here"
+                    f"hash type {hash_type} is neither pybloom-live's ({PYBLOOM_HASH_TYPE}) "
+                    f"nor Hudi's murmur ({HUDI_MURMUR_HASH_TYPE}); cannot be probed here"
                 )
+            return k, hash_type, m
+
+        def read_row() -> tuple[int, int, int, bytes]:
+            nonlocal off
+            k, hash_type, m = read_header()
             nbytes = (m + 7) // 8
             if off + nbytes > len(data):
                 raise ValueError("truncated bloom filter")
             bits = data[off : off + nbytes]
             off += nbytes
-            return k, m, bits
+            return k, hash_type, m, bits
 
-        raw_rows: list[tuple[int, int, bytes]] = []
+        raw_rows: list[tuple[int, int, int, bytes]] = []
         if code == SIMPLE:
             raw_rows.append(read_row())
         else:
-            read(">iibi")  # the outer InternalFilter header (same k, m as the rows)
+            outer = read_header()  # the outer InternalFilter header (same k, m as the rows)
             nr, _current, n_rows = read(">iii")
             raw_rows.extend(read_row() for _ in range(n_rows))
+            if any((k, t, m) != outer for k, t, m, _ in raw_rows):
+                raise ValueError("bloom filter rows disagree with the filter's header")
+        if not raw_rows or len({(k, t, m) for k, t, m, _ in raw_rows}) != 1:
+            raise ValueError("bloom filter rows of different shapes or hashings")
+        hashing = _HASHING_OF_TYPE[raw_rows[0][1]]
         if data[off : off + 4] != _TRAILER_MAGIC:
             raise ValueError("bloom filter lacks indexbench's trailer")
         off += 4
@@ -703,11 +950,14 @@ class HoodieBloomFilter:
         if ver != _TRAILER_VERSION or n_rows != len(raw_rows):
             raise ValueError("inconsistent bloom filter trailer")
         counts = read(f">{n_rows}q")
-        rows: list[_Row] = []
-        for (k, m, bits), c in zip(raw_rows, counts, strict=True):
-            if m % k:
-                raise ValueError("bit vector is not k equal slices")
-            row = _Row(k, m // k, num_entries, fpp)
+        rows: list[Any] = []
+        for (k, _t, m, bits), c in zip(raw_rows, counts, strict=True):
+            if hashing == PYBLOOM:
+                if m % k:
+                    raise ValueError("bit vector is not k equal slices")
+                row: _Row | _BitRow = _Row(k, m // k, num_entries, fpp)
+            else:
+                row = _BitRow(m, k, num_entries, fpp)
             ba = bitarray.bitarray(endian="little")
             ba.frombytes(bits)
             del ba[m:]
@@ -725,11 +975,34 @@ class HoodieBloomFilter:
                 reached=bool(reached),
                 cursor=cursor,
             )
-        return cls(code, num_entries, fpp, max_entries, _rows=rows, _policy=policy)
+        return cls(code, num_entries, fpp, max_entries, hashing=hashing, _rows=rows,
+                   _policy=policy)
+
+    def footer_entries(self) -> dict[str, str]:
+        """The footer key-values Hudi's ``HoodieBloomFilterWriteSupport`` writes for this
+        filter: the filter text, plus the type code only for a DYNAMIC type (a reader that
+        finds no type code reads SIMPLE)."""
+        out = {FOOTER_KEY: self.serialize()}
+        if DYNAMIC_PREFIX in self._type_code:
+            out[TYPE_CODE_KEY] = self._type_code
+        return out
+
+    @classmethod
+    def from_footer(cls, footer: Any) -> HoodieBloomFilter | None:
+        """The filter of a footer's key-values (Hudi's ``readBloomFilterFromMetadata``):
+        ``FOOTER_KEY`` (or Hudi's old key), read as the ``TYPE_CODE_KEY`` says or as
+        SIMPLE without one; ``None`` if the footer holds no filter."""
+        text = footer.get(FOOTER_KEY)
+        if text is None:
+            text = footer.get(OLD_FOOTER_KEY)
+        if text is None:
+            return None
+        return cls.deserialize(text, footer.get(TYPE_CODE_KEY))
 
     def __repr__(self) -> str:
         return (
             f"HoodieBloomFilter({self._type_code}, num_entries={self._num_entries}, "
             f"fpp={self._fpp:g}, max_entries={self._max_entries}, rows={self.rows}, "
-            f"count={self.count}, m={self.bits_per_row}, k={self.hashes_per_row})"
+            f"count={self.count}, m={self.bits_per_row}, k={self.hashes_per_row}, "
+            f"hashing={self._hashing})"
         )

@@ -18,7 +18,9 @@ numpy's ``U`` dtype would hide as padding) and processed in chunks of bounded wi
 one very long key never inflates the width of every other row.
 
 Also here: Spark SQL's own ``hash(col)`` (Murmur3 over UTF-8 bytes, Spark's legacy tail), so the
-simulator can place rows exactly where a Spark shuffle or Spark bucketing would.
+simulator can place rows exactly where a Spark shuffle or Spark bucketing would; and Hadoop's
+``MurmurHash`` (MurmurHash2 with Hadoop's tail) chained as Hadoop's bloom ``HashFunction`` chains
+it, for bloom filters with Hudi's own bits (``indexbench.bloom.hash=hudi``).
 """
 
 from __future__ import annotations
@@ -33,6 +35,9 @@ import pyarrow.compute as pc
 __all__ = [
     "SPARK_HASH_SEED",
     "bucket_ids",
+    "hadoop_murmur_chain",
+    "hadoop_murmur_chain_fixed",
+    "hadoop_murmur_scalar",
     "java_list_hash",
     "java_list_hash_scalar",
     "java_string_hash",
@@ -448,4 +453,200 @@ def spark_murmur3_hash(values: Any, seed: int | np.ndarray = SPARK_HASH_SEED) ->
         return out.view(np.int32)  # all null: every row is its seed
     for idx, mat in _width_groups(offsets, data, rows):
         out[idx] = spark_murmur3_fixed(mat, out[idx] if per_row_seed else seed).view(np.uint32)
+    return out.view(np.int32)
+
+
+# ------------------------------------------------------------- Hadoop's MurmurHash (blooms)
+#
+# Hudi's bloom filters (Hadoop's ``BloomFilter`` and Hudi's port of it) hash a record key's
+# UTF-8 bytes with ``org.apache.hadoop.util.hash.MurmurHash``: MurmurHash2 (32-bit, m =
+# 0x5bd1e995, r = 24, ``h = seed ^ length``) over little-endian 4-byte words, with Hadoop's own
+# tail: the 1..3 trailing bytes are sign-extended (Java's byte -> int) and the *first* of them
+# goes highest (``data[len-3] << 16``, ``data[len-2] << 8``, ``data[len-1]``), where the C
+# reference puts the last one highest and reads bytes unsigned. Its ``HashFunction`` chains
+# the seeds: hash i is ``hash(bytes, hash i-1)``, starting from 0. A word's mix and the tail's
+# xor do not depend on the seed, so they are computed once per key for all chained rounds.
+
+_MM2_M = np.uint32(0x5BD1E995)
+
+
+def hadoop_murmur_scalar(data: bytes, seed: int = 0) -> int:
+    """Reference ``MurmurHash.hash(data, data.length, seed)`` as Java's int (plain loop;
+    tests only)."""
+    m = 0x5BD1E995
+    length = len(data)
+    h = (seed ^ length) & _MASK32
+    nwords = length >> 2
+    for i in range(nwords):
+        k = int.from_bytes(data[4 * i:4 * i + 4], "little")
+        k = (k * m) & _MASK32
+        k ^= k >> 24
+        k = (k * m) & _MASK32
+        h = (h * m) & _MASK32
+        h ^= k
+    left = length - 4 * nwords
+    if left:
+        for j in range(left):  # first trailing byte highest, each sign-extended
+            b = data[4 * nwords + j]
+            h ^= ((b - 256 if b > 127 else b) << (8 * (left - 1 - j))) & _MASK32
+        h = (h * m) & _MASK32
+    h ^= h >> 13
+    h = (h * m) & _MASK32
+    h ^= h >> 15
+    return _to_int32(h)
+
+
+def _murmur_chain_sorted(mat: np.ndarray, lens: np.ndarray, rounds: int,
+                         seeds: np.ndarray) -> np.ndarray:
+    """Chained Hadoop murmur of rows sorted by ascending byte length: (rounds, rows) uint32.
+
+    ``mat``: (rows, W) uint8, ``W`` a multiple of 4, each row's bytes then zeros. Rows with
+    more than ``j`` whole words form a suffix, so word ``j`` is one in-place operation on
+    that suffix; a row's words are done once the suffix has passed it, so the tail and the
+    final mix run on all rows together. Keys of many lengths cost one pass, not one per
+    length.
+    """
+    rows, width = mat.shape
+    out = np.empty((rounds, rows), dtype=np.uint32)
+    nwords = lens >> 2
+    ntail = lens & 3
+    max_words = int(nwords[-1]) if rows else 0
+    mixed = None
+    if max_words:
+        k = np.ascontiguousarray(mat[:, :4 * max_words]).view("<u4").astype(np.uint32)
+        k *= _MM2_M
+        k ^= k >> np.uint32(24)
+        k *= _MM2_M
+        mixed = np.ascontiguousarray(k.T)  # one contiguous row per word position
+    starts = np.searchsorted(nwords, np.arange(max_words), side="right").tolist()
+    has_tail = ntail > 0
+    tail = None
+    if has_tail.any():
+        # Hadoop's tail: first trailing byte highest, each sign-extended (Java byte -> int)
+        tail = np.zeros(rows, dtype=np.uint32)
+        at = (nwords << 2)[:, None] + np.arange(3)
+        sext = np.take_along_axis(mat, np.minimum(at, width - 1), axis=1)
+        sext = sext.view(np.int8).astype(np.int32).view(np.uint32)
+        for j in range(3):
+            live = ntail > j
+            shift = (8 * np.maximum(ntail - 1 - j, 0)).astype(np.uint32)
+            tail ^= np.where(live, sext[:, j] << shift, np.uint32(0))
+        if has_tail.all():
+            has_tail = None  # no masking needed
+    lens32 = lens.astype(np.uint32)
+    tmp = np.empty(rows, dtype=np.uint32)
+    prev = seeds
+    for r in range(rounds):
+        h = out[r]
+        np.bitwise_xor(prev, lens32, out=h)
+        for j, s in enumerate(starts):
+            hs = h[s:]
+            hs *= _MM2_M
+            hs ^= mixed[j, s:]
+        if tail is not None:
+            if has_tail is None:
+                h ^= tail
+                h *= _MM2_M
+            else:
+                np.bitwise_xor(h, tail, out=tmp)
+                tmp *= _MM2_M
+                np.copyto(h, tmp, where=has_tail)
+        np.right_shift(h, 13, out=tmp)
+        h ^= tmp
+        h *= _MM2_M
+        np.right_shift(h, 15, out=tmp)
+        h ^= tmp
+        prev = h
+    return out
+
+
+def hadoop_murmur_chain_fixed(mat: np.ndarray, rounds: int = 1,
+                              seed: int | np.ndarray = 0) -> np.ndarray:
+    """Hadoop's chained MurmurHash of rows that are all ``width`` bytes: (rounds, n) int32.
+
+    ``mat``: (n, width) uint8, one key's bytes a row. Round 0 hashes with ``seed`` (a scalar
+    or one per row), round i with round i-1's hash: ``HashFunction.hash``'s ``initval``. The
+    output is one contiguous row per round (a bloom filter tests round by round).
+    """
+    mat = np.asarray(mat)
+    if mat.ndim != 2:
+        raise ValueError(f"expected an (n, width) byte matrix, got shape {mat.shape}")
+    if mat.dtype != np.uint8:
+        raise TypeError(f"expected uint8 bytes, got {mat.dtype}")
+    if rounds < 0:
+        raise ValueError("rounds must be >= 0")
+    n, width = mat.shape
+    out = np.empty((rounds, n), dtype=np.uint32)
+    if n == 0 or rounds == 0:
+        return out.view(np.int32)
+    seeds = _seed_vector(seed, n)
+    padded = -(-width // 4) * 4
+    lens = np.full(n, width, dtype=np.int64)
+    block = max(1, _M3_BLOCK_BYTES // max(padded, 1))
+    for a in range(0, n, block):
+        b = min(n, a + block)
+        chunk = mat[a:b]
+        if padded != width:
+            chunk = np.pad(chunk, ((0, 0), (0, padded - width)))
+        out[:, a:b] = _murmur_chain_sorted(chunk, lens[a:b], rounds, seeds[a:b])
+    return out.view(np.int32)
+
+
+def _as_bytes_array(values: Any) -> pa.Array:
+    """A column as one large_string or large_binary array (binary columns hash as is)."""
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks() if values.num_chunks != 1 else values.chunk(0)
+    if isinstance(values, pa.Array) and (pa.types.is_binary(values.type)
+                                         or pa.types.is_large_binary(values.type)):
+        return values.cast(pa.large_binary())
+    return _as_string_array(values)
+
+
+def hadoop_murmur_chain(values: Any, rounds: int = 1, seed: int | np.ndarray = 0
+                        ) -> np.ndarray:
+    """Hadoop's chained MurmurHash of a column of keys' UTF-8 bytes: (rounds, n) int32.
+
+    ``values``: pyarrow string or binary array (binary: the bytes as they are), pandas
+    Series, numpy array or sequence of ``str``. Rows are sorted by byte length and hashed in
+    chunks of one width class (lengths within 2x of each other, about ``_M3_BLOCK_BYTES``
+    of padded bytes), all lengths of a chunk in one pass. Nulls are refused (Hadoop's
+    ``Key`` of a null array throws).
+    """
+    if rounds < 0:
+        raise ValueError("rounds must be >= 0")
+    arr = _as_bytes_array(values)
+    if arr.null_count:
+        raise TypeError("cannot hash null keys")
+    n = len(arr)
+    out = np.empty((rounds, n), dtype=np.uint32)
+    if n == 0 or rounds == 0:
+        return out.view(np.int32)
+    seeds = _seed_vector(seed, n)
+    offsets, data = _utf8_buffers(arr)
+    lens = np.diff(offsets)
+    same = bool((lens == lens[0]).all())
+    order = np.arange(n) if same else np.argsort(lens, kind="stable")
+    sorted_lens = lens if same else lens[order]
+    top = int(sorted_lens[-1])
+    # one zero-padded copy of the bytes so every row's window of a chunk's width exists
+    first = int(offsets[0])
+    buf = np.zeros(int(offsets[-1]) - first + top + 4, dtype=np.uint8)
+    buf[: int(offsets[-1]) - first] = data[first:int(offsets[-1])]
+    i = 0
+    while i < n:
+        w_cls = max(4, 1 << max(0, int(sorted_lens[i]) - 1).bit_length())
+        end_cls = int(np.searchsorted(sorted_lens, w_cls, side="right"))
+        width = -(-int(sorted_lens[end_cls - 1]) // 4) * 4 or 4
+        j = min(end_cls, i + max(1, _M3_BLOCK_BYTES // width))
+        idx = order[i:j]
+        chunk_lens = sorted_lens[i:j]
+        windows = np.lib.stride_tricks.sliding_window_view(buf, width)
+        mat = windows[offsets[idx] - first]  # (rows, width) copy
+        mat[np.arange(width) >= chunk_lens[:, None]] = 0  # bytes of the next keys
+        h = _murmur_chain_sorted(mat, chunk_lens, rounds, seeds[idx])
+        if same:
+            out[:, i:j] = h
+        else:
+            out[:, idx] = h
+        i = j
     return out.view(np.int32)

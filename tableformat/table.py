@@ -1,8 +1,12 @@
 """A Hudi-style copy-on-write table: properties, timeline, snapshot, lock and rollback.
 
-Layout and names follow Hudi table version 6 (DESIGN §3). A snapshot is built from the
-completed instants' commit metadata, never from a directory listing, so files of an
-instant that did not complete are invisible; the next writer deletes them (rollback).
+Layout and names follow Hudi table version 6 (DESIGN §3): ``hoodie.properties`` with
+Hudi's keys (:mod:`tableformat.hoodie_properties`), instants as ``requested`` →
+``inflight`` → completed files, completed instants as Hudi's commit metadata JSON
+(:mod:`tableformat.commit_metadata`), a ``.hoodie_partition_metadata`` in every partition
+(:mod:`tableformat.partition_meta`). A snapshot is built from the completed instants'
+commit metadata, never from a directory listing, so files of an instant that did not
+complete are invisible; the next writer deletes them (rollback).
 """
 
 from __future__ import annotations
@@ -18,16 +22,18 @@ from datetime import UTC, datetime
 import pyarrow.fs as pafs
 
 from tableformat import fs as tfs
+from tableformat import hoodie_properties as hp
+from tableformat import partition_meta
 from tableformat.basefile import BaseFileName
+from tableformat.commit_metadata import COMMIT, REPLACE, hoodie_commit_metadata, spark_schema
 from tableformat.errors import ConcurrentWriterError, IndexBenchError, TableConfigError
 from tableformat.sizing import CommitTotals
 
 HOODIE = ".hoodie"
 PROPERTIES = "hoodie.properties"
 LOCK = ".writer.lock"
-COMMIT = "commit"
-REPLACE = "replacecommit"
 INFLIGHT = "inflight"
+REQUESTED = "requested"
 ROLLBACK = "rollback"
 
 KEY_FIELD = "hoodie.table.recordkey.fields"
@@ -37,9 +43,11 @@ INDEX_TYPE = "hoodie.index.type"
 INDEX_NAME = "indexbench.index.name"
 # Index parameters are table config too, but a table of the same index may be opened
 # with other run-time settings; only these identify the table.
-# One write stat per file group written (Spark DDL; Hudi's HoodieWriteStat names).
+# One write stat per file group written (Spark DDL; Hudi's HoodieWriteStat names, then
+# the project's; the commit adds the HoodieWriteStat fields a base file write leaves at
+# their defaults: tableformat.commit_metadata).
 WRITE_STATS_SCHEMA = (
-    "partition string, fileId string, path string, prevCommit string, numWrites long, "
+    "partitionPath string, fileId string, path string, prevCommit string, numWrites long, "
     "numInserts long, numUpdateWrites long, numDeletes long, totalWriteBytes long, "
     "indexBytes long, mergeFilesRead long, mergeBytesRead long, minRecordKey string, "
     "maxRecordKey string, bucketId int"
@@ -72,13 +80,10 @@ class TableConfig:
     index_params: dict[str, str] = field(default_factory=dict)
 
     def to_properties(self) -> dict[str, str]:
+        """Hudi's table properties (version 6), the identity, the index parameters."""
         props = {
-            "hoodie.table.name": self.name,
-            "hoodie.table.type": "COPY_ON_WRITE",
-            "hoodie.table.version": "6",
-            "hoodie.table.base.file.format": "PARQUET",
-            "hoodie.table.keygenerator.class": "org.apache.hudi.keygen.SimpleKeyGenerator",
-            "hoodie.populate.meta.fields": "true",
+            hp.NAME: self.name,
+            **hp.HUDI_TABLE_PROPERTIES,
             KEY_FIELD: self.record_key_field,
             PARTITION_FIELD: self.partition_field,
             ORDERING_FIELD: self.ordering_field,
@@ -90,11 +95,9 @@ class TableConfig:
 
     @classmethod
     def from_properties(cls, props: dict[str, str]) -> TableConfig:
-        known = {"hoodie.table.name", "hoodie.table.type", "hoodie.table.version",
-                 "hoodie.table.base.file.format", "hoodie.table.keygenerator.class",
-                 "hoodie.populate.meta.fields", INDEX_TYPE, *IDENTITY_KEYS}
+        known = {*hp.HUDI_OWNED_KEYS, INDEX_TYPE, *IDENTITY_KEYS}
         return cls(
-            name=props["hoodie.table.name"],
+            name=props[hp.NAME],
             record_key_field=props[KEY_FIELD],
             partition_field=props[PARTITION_FIELD],
             ordering_field=props[ORDERING_FIELD],
@@ -102,23 +105,6 @@ class TableConfig:
             index_type=props[INDEX_TYPE],
             index_params={k: v for k, v in props.items() if k not in known},
         )
-
-
-def render_properties(props: dict[str, str]) -> str:
-    lines = ["#Properties saved by indexbench", f"#{datetime.now(UTC):%a %b %d %H:%M:%S UTC %Y}"]
-    lines += [f"{k}={v}" for k, v in sorted(props.items())]
-    return "\n".join(lines) + "\n"
-
-
-def parse_properties(text: str) -> dict[str, str]:
-    props = {}
-    for line in text.splitlines():
-        line = line.strip()
-        if not line or line.startswith(("#", "!")):
-            continue
-        key, _, value = line.partition("=")
-        props[key.strip()] = value.strip()
-    return props
 
 
 @dataclass(frozen=True)
@@ -141,7 +127,7 @@ class Snapshot:
     slices: dict[tuple[str, str], FileSlice]
     completed: list[str]
     physical_files: int
-    schema: str | None
+    schema: str | None  # the writer's Spark schema (StructType JSON) of the latest commit
     extra: dict[str, dict] = field(default_factory=dict)
     # what each completed instant wrote, oldest first (Hudi's average record size)
     commits: list[CommitTotals] = field(default_factory=list)
@@ -161,8 +147,8 @@ class Snapshot:
 def stats_by_partition(stats: list[dict]) -> dict[str, list[dict]]:
     """Write stats as commit metadata's ``partitionToWriteStats`` (sorted, stable)."""
     out: dict[str, list[dict]] = {}
-    for s in sorted(stats, key=lambda s: (s["partition"], s["fileId"])):
-        out.setdefault(s["partition"], []).append(s)
+    for s in sorted(stats, key=lambda s: (s["partitionPath"], s["fileId"])):
+        out.setdefault(s["partitionPath"], []).append(s)
     return out
 
 
@@ -185,7 +171,7 @@ class Table:
     @property
     def config(self) -> TableConfig:
         text = tfs.read_bytes(self.fs, tfs.join(self.meta, PROPERTIES)).decode()
-        return TableConfig.from_properties(parse_properties(text))
+        return TableConfig.from_properties(hp.parse(text))
 
     @classmethod
     def create_or_open(cls, uri: str, config: TableConfig) -> Table:
@@ -204,7 +190,7 @@ class Table:
         table.fs.create_dir(table.meta, recursive=True)
         tfs.write_bytes_atomic(
             table.fs, tfs.join(table.meta, PROPERTIES),
-            render_properties(config.to_properties()).encode()
+            hp.render(config.to_properties()).encode()
         )
         return table
 
@@ -225,11 +211,12 @@ class Table:
         return out
 
     def pending_instants(self) -> list[str]:
+        """Instants requested or inflight that never completed (to be rolled back)."""
         done = {i for i, _ in self.completed_instants()}
         pending = set()
         for name in self._timeline_files():
             stem, _, action = name.partition(".")
-            if action.endswith(INFLIGHT) and stem not in done:
+            if action.endswith((INFLIGHT, REQUESTED)) and stem not in done:
                 pending.add(stem)
         return sorted(pending)
 
@@ -250,29 +237,51 @@ class Table:
         return format_instant(ms)
 
     def start_instant(self, action: str = COMMIT) -> str:
-        """Write ``<instant>.inflight``: from here on a crash is rolled back, never seen."""
+        """Write ``<instant>.<action>.requested``, then the inflight file, as Hudi does:
+        from here on a crash is rolled back, never seen."""
         self._require_lock()
         instant = self.new_instant()
-        suffix = INFLIGHT if action == COMMIT else f"{action}.{INFLIGHT}"
-        tfs.write_bytes_atomic(self.fs, tfs.join(self.meta, f"{instant}.{suffix}"), b"{}")
+        tfs.write_bytes_atomic(self.fs, tfs.join(self.meta, f"{instant}.{action}.{REQUESTED}"),
+                               b"")
+        inflight = INFLIGHT if action == COMMIT else f"{action}.{INFLIGHT}"
+        tfs.write_bytes_atomic(self.fs, tfs.join(self.meta, f"{instant}.{inflight}"), b"{}")
         return instant
 
     def complete_instant(self, instant: str, metadata: dict, action: str = COMMIT) -> None:
-        """Publish an instant atomically: the rename of its commit file is the commit."""
-        self._require_lock()
-        self._delete_strays(instant, metadata)
-        body = json.dumps(metadata, indent=2, sort_keys=True).encode()
-        tfs.write_bytes_atomic(self.fs, tfs.join(self.meta, f"{instant}.{action}"), body)
+        """Publish an instant atomically: the rename of its commit file is the commit.
 
-    def _delete_strays(self, instant: str, metadata: dict) -> None:
-        """Files of this instant that the commit does not list (failed task attempts)."""
-        listed = {s["path"] for stats in metadata.get("partitionToWriteStats", {}).values()
-                  for s in stats}
-        for partition in metadata.get("partitionToWriteStats", {}):
-            for info in tfs.list_files(self.fs, self.abs_path(partition)):
-                rel = f"{partition}/{info.base_name}" if partition else info.base_name
-                if info.base_name.endswith(f"_{instant}.parquet") and rel not in listed:
-                    self.fs.delete_file(info.path)
+        Before it: files of failed task attempts are deleted and every partition written
+        gets its ``.hoodie_partition_metadata``. ``metadata`` is converted to Hudi's
+        commit metadata (:func:`tableformat.commit_metadata.hoodie_commit_metadata`)."""
+        self._require_lock()
+        body = hoodie_commit_metadata(metadata, action, self.config.name,
+                                      self._latest_spark_schema)
+        for partition in body["partitionToWriteStats"]:
+            names = self._delete_strays(instant, partition, body)
+            partition_meta.ensure(self.fs, self.root, partition, instant, names)
+        tfs.write_bytes_atomic(self.fs, tfs.join(self.meta, f"{instant}.{action}"),
+                               json.dumps(body, indent=2).encode())
+
+    def _delete_strays(self, instant: str, partition: str, metadata: dict) -> set[str]:
+        """Delete this instant's files in ``partition`` that the commit does not list
+        (failed task attempts); returns the names of the files left."""
+        listed = {s["path"] for s in metadata["partitionToWriteStats"][partition]}
+        left = set()
+        for info in tfs.list_files(self.fs, self.abs_path(partition)):
+            rel = f"{partition}/{info.base_name}" if partition else info.base_name
+            if info.base_name.endswith(f"_{instant}.parquet") and rel not in listed:
+                self.fs.delete_file(info.path)
+            else:
+                left.add(info.base_name)
+        return left
+
+    def _latest_spark_schema(self) -> str | None:
+        """The Spark schema of the latest completed instant that recorded one."""
+        for instant, action in reversed(self.completed_instants()):
+            found = spark_schema(self.read_commit(instant, action).get("extraMetadata", {}))
+            if found:
+                return found
+        return None
 
     # ---- snapshot --------------------------------------------------------
     def snapshot(self) -> Snapshot:
@@ -300,7 +309,7 @@ class Table:
                         num_records=int(s["numWrites"]), size_bytes=int(s["totalWriteBytes"]),
                         index_bytes=int(s.get("indexBytes", 0)),
                     )
-            schema = meta.get("extraMetadata", {}).get("schema", schema)
+            schema = spark_schema(meta.get("extraMetadata", {})) or schema
             extra[instant] = meta.get("extraMetadata", {})
         return Snapshot(slices, completed, physical, schema, extra, commits)
 
@@ -370,11 +379,14 @@ class Table:
                 BaseFileName.parse(info.base_name)
                 self.fs.delete_file(info.path)
                 deleted.append(rel)
+            elif partition_meta.is_partition_metafile(info.base_name) and \
+                    info.base_name != partition_meta.FILE_NAME:
+                self.fs.delete_file(info.path)  # a temporary name a crash left behind
         rb = self.new_instant()
         tfs.write_bytes_atomic(self.fs, tfs.join(self.meta, f"{rb}.{ROLLBACK}"), json.dumps(
             {"rolledBackInstants": pending, "deletedFiles": sorted(deleted)}, indent=2).encode())
-        for name in self._timeline_files():
-            if name[:17] in pending and INFLIGHT in name:
+        for name in self._timeline_files():  # requested, inflight and temporary names
+            if name[:17] in pending and name[17:18] == ".":
                 self.fs.delete_file(tfs.join(self.meta, name))
         return deleted
 

@@ -29,7 +29,7 @@ def reference_counts(uri: str, keys: list[str], prune: bool) -> dict[str, int]:
     for s in table.snapshot().slices.values():
         path = table.abs_path(s.path)
         footer = bf.read_footer(table.fs, path)
-        bloom = HoodieBloomFilter.deserialize(footer[FOOTER_KEY], footer[TYPE_CODE_KEY])
+        bloom = HoodieBloomFilter.deserialize(footer[FOOTER_KEY], footer.get(TYPE_CODE_KEY))
         file_keys = set(bf.read_record_keys(table.fs, path).to_pylist())
         lo, hi = footer[bf.MIN_KEY_FOOTER], footer[bf.MAX_KEY_FOOTER]
         cands = [k for k in keys if not prune or lo <= k <= hi]

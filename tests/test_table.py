@@ -106,3 +106,121 @@ def test_rollback_deletes_files_of_pending_instants(tmp_path):
     assert t2.pending_instants() == []
     rollbacks = [p for p in os.listdir(tmp_path / "t" / ".hoodie") if p.endswith(".rollback")]
     assert len(rollbacks) == 1
+
+
+# ---- Hudi table version 6 format (issue #15) ------------------------------------------
+SPARK_SCHEMA = json.dumps({"type": "struct", "fields": [
+    {"name": "key", "type": "string", "nullable": True, "metadata": {}},
+    {"name": "dt", "type": "string", "nullable": True, "metadata": {}},
+    {"name": "ts", "type": "long", "nullable": False, "metadata": {}},
+    {"name": "amount", "type": "decimal(10,2)", "nullable": True, "metadata": {}},
+    {"name": "inner", "nullable": True, "metadata": {}, "type": {"type": "struct", "fields": [
+        {"name": "x", "type": "integer", "nullable": True, "metadata": {}}]}},
+]})
+
+
+def _stat(partition: str, fid: str, instant: str, rows: int = 3) -> dict:
+    """A write stat as the writer tasks return it (the project's fields included)."""
+    return {"partitionPath": partition, "fileId": fid,
+            "path": f"{partition}/{fid}_0-1-0_{instant}.parquet", "prevCommit": "null",
+            "numWrites": rows, "numInserts": rows, "numUpdateWrites": 0, "numDeletes": 0,
+            "totalWriteBytes": 100, "indexBytes": 7, "bucketId": None}
+
+
+def test_instant_files_go_requested_inflight_completed(tmp_path):
+    t = Table.create_or_open(str(tmp_path / "t"), config())
+    meta = tmp_path / "t" / ".hoodie"
+    with t:
+        c = t.start_instant()
+        r = t.start_instant("replacecommit")
+        assert {f"{c}.commit.requested", f"{c}.inflight", f"{r}.replacecommit.requested",
+                f"{r}.replacecommit.inflight"} <= set(os.listdir(meta))
+        assert (meta / f"{c}.commit.requested").read_bytes() == b""  # as Hudi's upsert
+        t.complete_instant(c, {"operationType": "UPSERT"})
+        t.complete_instant(r, {"operationType": "CLUSTER"}, "replacecommit")
+        assert {f"{c}.commit.requested", f"{c}.inflight", f"{c}.commit"} <= set(os.listdir(meta))
+        assert t.completed_instants() == [(c, "commit"), (r, "replacecommit")]
+        # a writer that died between the requested and the inflight file
+        d = t.start_instant()
+        (meta / f"{d}.inflight").unlink()
+        assert t.pending_instants() == [d]
+    with Table(str(tmp_path / "t")) as t2:
+        assert t2.rolled_back[0] == [d]
+    assert not [n for n in os.listdir(meta) if n.startswith(d)]
+
+
+def test_properties_are_hudis_with_checksum_and_java_escapes(tmp_path):
+    import zlib
+
+    from tableformat import hoodie_properties as hp
+
+    cfg = config(name="my t:1", index_params={"hoodie.x": "a=b:c#d ü"})
+    Table.create_or_open(str(tmp_path / "t"), cfg)
+    text = (tmp_path / "t" / ".hoodie" / "hoodie.properties").read_text()
+    for line in ("hoodie.table.version=6", "hoodie.timeline.layout.version=1",
+                 "hoodie.table.timeline.timezone=UTC", "hoodie.archivelog.folder=archived",
+                 "hoodie.partition.metafile.use.base.format=false",
+                 r"hoodie.x=a\=b\:c\#d \u00FC", r"hoodie.table.name=my t\:1"):
+        assert line in text.splitlines()
+    assert text.splitlines()[-1] == f"hoodie.table.checksum={zlib.crc32(b'.my t:1')}"
+    assert Table(str(tmp_path / "t")).config == cfg  # round trip, Hudi's keys not params
+    assert hp.parse(text)["hoodie.x"] == "a=b:c#d ü"
+
+
+def test_commit_metadata_is_hudis_and_partitions_get_their_metafile(tmp_path):
+    from tableformat import commit_metadata as cm
+
+    t = Table.create_or_open(str(tmp_path / "t"), config(name="my-t"))
+    with t:
+        i1 = t.start_instant()
+        (tmp_path / "t" / "2026" / "01").mkdir(parents=True)
+        t.complete_instant(i1, {"operationType": "UPSERT", "partitionToWriteStats": {
+            "2026/01": [_stat("2026/01", "f1-0", i1)]}, "extraMetadata": {
+            "schema": SPARK_SCHEMA, "indexbench.workload": "w"}})
+        i2 = t.start_instant()
+        t.complete_instant(i2, {"operationType": "UPSERT", "partitionToWriteStats": {
+            "2026/01": [_stat("2026/01", "f2-0", i2)]}})  # no schema: the table's repeats
+        with pytest.raises(ValueError, match="WriteOperationType"):
+            t.complete_instant(t.start_instant(), {"operationType": "MY_OWN"})
+        with pytest.raises(TypeError, match="string"):
+            t.complete_instant(t.start_instant(), {"extraMetadata": {"n": 1}})
+    meta = json.loads((tmp_path / "t" / ".hoodie" / f"{i1}.commit").read_text())
+    assert list(meta) == ["partitionToWriteStats", "compacted", "extraMetadata",
+                          "operationType"]
+    stat = meta["partitionToWriteStats"]["2026/01"][0]
+    assert list(stat)[:len(cm.WRITE_STAT_FIELDS)] == [n for n, _ in cm.WRITE_STAT_FIELDS]
+    assert stat["partitionPath"] == "2026/01" and stat["fileSizeInBytes"] == 100
+    assert stat["totalWriteErrors"] == 0 and stat["indexBytes"] == 7  # Hudi's, then ours
+    avro = json.loads(meta["extraMetadata"]["schema"])
+    assert (avro["name"], avro["namespace"]) == ("my__t_record", "hoodie.my__t")
+    assert avro["fields"][2] == {"name": "ts", "type": "long"}
+    assert avro["fields"][3] == {"name": "amount", "default": None, "type": ["null", {
+        "type": "fixed", "name": "fixed", "namespace": "hoodie.my__t.my__t_record.amount",
+        "size": 5, "logicalType": "decimal", "precision": 10, "scale": 2}]}
+    assert avro["fields"][4]["type"][1]["namespace"] == "hoodie.my__t.my__t_record"
+    assert meta["extraMetadata"][cm.SPARK_SCHEMA_KEY] == SPARK_SCHEMA
+    second = json.loads((tmp_path / "t" / ".hoodie" / f"{i2}.commit").read_text())
+    assert second["extraMetadata"]["schema"] == meta["extraMetadata"]["schema"]
+    assert Table(str(tmp_path / "t")).snapshot().schema == SPARK_SCHEMA  # the Spark schema
+    # the partition's metafile: written by the first instant into it, kept after
+    text = (tmp_path / "t" / "2026" / "01" / ".hoodie_partition_metadata").read_text()
+    assert text.startswith("#partition metadata\n")
+    assert f"commitTime={i1}" in text.splitlines() and "partitionDepth=2" in text.splitlines()
+
+
+def test_tables_written_before_hudi_format_stay_readable(tmp_path):
+    """Commits of tables written before issue #15: ``partition`` in the write stats, the
+    Spark schema under ``schema``, no requested files."""
+    t = Table.create_or_open(str(tmp_path / "t"), config())
+    instant = "20260101000000000"
+    old = {"operationType": "UPSERT", "extraMetadata": {"schema": SPARK_SCHEMA},
+           "partitionToWriteStats": {"p": [{**_stat("p", "f-0", instant), "partition": "p"}]}}
+    old["partitionToWriteStats"]["p"][0].pop("partitionPath")
+    (tmp_path / "t" / ".hoodie" / f"{instant}.inflight").write_text("{}")
+    (tmp_path / "t" / ".hoodie" / f"{instant}.commit").write_text(json.dumps(old))
+    snap = t.snapshot()
+    assert snap.schema == SPARK_SCHEMA and list(snap.slices) == [("p", "f-0")]
+    with t:
+        i2 = t.start_instant()
+        t.complete_instant(i2, {"operationType": "UPSERT"})
+    assert json.loads(t.read_commit(i2)["extraMetadata"]["schema"])["type"] == "record"

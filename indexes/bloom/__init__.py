@@ -17,7 +17,7 @@ from functools import partial
 import pyarrow as pa
 
 from indexes.base import Param, RecordIndex
-from indexes.bloom_filter import FOOTER_KEY, TYPE_CODE_KEY, HoodieBloomFilter
+from indexes.bloom_filter import FOOTER_KEY, HASHINGS, PYBLOOM, HoodieBloomFilter
 from tableformat import sizing
 from tableformat.errors import IndexBenchError
 from tableformat.rows import measured_fp_rate
@@ -73,6 +73,10 @@ class BloomIndex(RecordIndex):
               "per file to filter capacity (1 = Hudi's sizes; accepts 1/1000)"),
         Param("prune_by_ranges", "hoodie.bloom.index.prune.by.ranges", bool, True,
               "compare keys only with files whose min/max range holds them"),
+        Param("hashing", "indexbench.bloom.hash", str, PYBLOOM,
+              "bit positions of the footer filters: pybloom (pybloom-live's, the default) or "
+              "hudi (Hadoop's murmur, byte for byte what Hudi writes: Hudi can probe them)",
+              choices=HASHINGS),
     )
 
     def validate(self) -> None:
@@ -116,7 +120,8 @@ class BloomIndex(RecordIndex):
             auto_split=p["auto_split"], estimation_threshold=p["estimation_threshold"])
 
     def describe(self) -> dict:
-        """Parameters, plus the sizes the scale gives (what the run really used)."""
+        """Parameters (``hashing``: whose bit positions the filters hold), plus the sizes
+        the scale gives (what the run really used)."""
         num, mx = self.filter_entries
         cfg = self.sizing()
         return {**super().describe(), "effective_num_entries": num,
@@ -132,13 +137,16 @@ class BloomIndex(RecordIndex):
         filter itself holds hashlib objects, which do not pickle)."""
         p = self.params
         num, mx = self.filter_entries
-        return partial(HoodieBloomFilter.create, p["filter_type"], num, p["fpp"], mx)
+        return partial(HoodieBloomFilter.create, p["filter_type"], num, p["fpp"], mx,
+                       hashing=p["hashing"])
 
     def base_file_footer(self, record_keys: pa.Array) -> tuple[dict[str, str], int]:
+        """The filter's footer entries as Hudi's HoodieBloomFilterWriteSupport writes them:
+        the type-code key only for DYNAMIC_V0 (a reader without it reads SIMPLE)."""
         bloom = self.new_filter()
-        bloom.add_keys(record_keys.to_pylist())
-        text = bloom.serialize()
-        return {FOOTER_KEY: text, TYPE_CODE_KEY: bloom.type_code}, len(text)
+        bloom.add_keys(record_keys if bloom.hashing != PYBLOOM else record_keys.to_pylist())
+        entries = bloom.footer_entries()
+        return entries, len(entries[FOOTER_KEY])
 
     def table_metrics(self, snapshot) -> dict[str, float]:
         disk = sum(s.index_bytes for s in snapshot.slices.values())

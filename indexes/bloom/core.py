@@ -137,7 +137,7 @@ def check_keys(footer: Mapping[str, str] | HoodieBloomFilter, keys: np.ndarray |
     files they are probed against.
     """
     bloom = footer if isinstance(footer, HoodieBloomFilter) else \
-        HoodieBloomFilter.deserialize(footer[FOOTER_KEY], footer[TYPE_CODE_KEY])
+        HoodieBloomFilter.deserialize(footer[FOOTER_KEY], footer.get(TYPE_CODE_KEY))
     keys = keys if isinstance(keys, pa.Array) else pa.array(np.asarray(keys, dtype=object),
                                                             pa.string())
     maybe = bloom.might_contain_many(keys, prehashed)  # Arrow in: no strings unless hashed

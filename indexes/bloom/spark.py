@@ -129,7 +129,7 @@ class BloomSpark(SparkAdapter):
                                   count=len(keys) * slices).reshape(len(keys), -1).T
             path = table.abs_path(bc_paths.value[(part, fid)])
             footer = read_footer(table.fs, path, stats)
-            bloom = HoodieBloomFilter.deserialize(footer[FOOTER_KEY], footer[TYPE_CODE_KEY])
+            bloom = HoodieBloomFilter.deserialize(footer[FOOTER_KEY], footer.get(TYPE_CODE_KEY))
             same = bloom.hash_family == template_family
             before = stats.bytes_read
             found = check_keys(bloom, keys, counts,

@@ -208,8 +208,8 @@ class DynamicRliSpark(SparkAdapter):
         suspects = []
         for s in ctx.write_stats:
             b = s["bucketId"]
-            if s["numInserts"] > from_new.get((s["partition"], b), 0):
-                suspects.append((s["partition"], s["fileId"]))
+            if s["numInserts"] > from_new.get((s["partitionPath"], b), 0):
+                suspects.append((s["partitionPath"], s["fileId"]))
         if not suspects:
             return []
         before = ctx.table.snapshot()  # this instant is not complete: pre-write slices
@@ -309,8 +309,10 @@ def compact_rli(spark, table, min_files: int, partitions: list[str] | None = Non
             .groupBy("partition").applyInPandas(run, "path string, bytes long, rows long")
             .collect())  # ok: one row per compacted partition
     old = sorted(f for _, files in todo for f in json.loads(files))
+    # Hudi's nearest operation is its indexer's INDEX (Hudi compacts an index inside its
+    # metadata table's own timeline; this RLI lives on the data table's)
     table.complete_instant(instant, {
-        "operationType": "COMPACT_RECORD_INDEX", "partitionToWriteStats": {},
+        "operationType": "INDEX", "partitionToWriteStats": {},
         "partitionToReplaceFileIds": {},
         "extraMetadata": {rli.FILES_KEY: json.dumps([{"path": r["path"], "bytes": r["bytes"]}
                                                      for r in made]),

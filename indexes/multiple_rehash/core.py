@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from indexes.base import bucket_fill
+from tableformat.commit_metadata import SPARK_SCHEMA_KEY
 from tableformat.errors import IndexBenchError, InvariantViolation
 
 if TYPE_CHECKING:
@@ -160,7 +161,7 @@ def rescale_metadata(plan: RescalePlan, schema: str | None) -> dict[str, str]:
     """extraMetadata of the rescale replacecommit: the partitions' new counts and why."""
     counts = sorted(plan.counts.items())
     return {
-        "schema": schema,
+        SPARK_SCHEMA_KEY: schema,
         BUCKET_COUNTS_KEY: json.dumps({p: t for p, (_, t) in counts}),
         RESCALE_KEY: json.dumps({"mode": plan.mode, "factor": plan.factor,
                                  "from": {p: f for p, (f, _) in counts}}),

@@ -81,7 +81,7 @@ def write_bucket_slice(table: Table, partition: str, bucket: int, records: pa.Ta
     table.fs.create_dir(table.abs_path(partition), recursive=True)
     size = bf.write_base_file(table.fs, table.abs_path(rel), records, footer)
     return {
-        "partition": partition, "fileId": file_id, "path": rel, "prevCommit": "null",
+        "partitionPath": partition, "fileId": file_id, "path": rel, "prevCommit": "null",
         "numWrites": records.num_rows, "numInserts": 0, "numUpdateWrites": 0, "numDeletes": 0,
         "totalWriteBytes": size, "indexBytes": index_bytes, "mergeFilesRead": 0,
         "mergeBytesRead": 0, "minRecordKey": lo, "maxRecordKey": hi, "bucketId": bucket,

@@ -1,0 +1,184 @@
+"""Hudi tools read the harness's tables as their own: hudi-rs (the ``hudi`` package) reads
+the table of every index, a rescaled table (replacecommit) and a table whose latest
+instant is an index-only replacecommit, and returns exactly the harness's snapshot —
+row for row, in the same files — and ignores a pending instant's files."""
+
+from __future__ import annotations
+
+import shutil
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pytest
+
+import indexes
+from indexbench.driver import open_table, upsert
+from indexbench.rescale import rescale_table
+from tableformat import basefile as bf
+from tableformat import fs as tfs
+from tableformat.table import Table
+
+hudi = pytest.importorskip("hudi", minversion="0.5.0")
+
+PARAMS = {
+    "bloom": {"num_entries": 100, "fpp": 0.01, "scale": 1, "insert_split_size": 40,
+              "auto_split": False, "small_file_limit": 0},
+    "simple-bucket": {"num_buckets": 4},
+    "multiple-rehash": {"num_buckets": 2},
+    # compact the RLI after the second batch: an index-only replacecommit, no data files
+    "dynamic-rli": {"rli_compact_files": 1},
+}
+
+
+def make_batch(rng: np.random.Generator, pool: int, n: int, batch: int) -> pd.DataFrame:
+    """Keys from a pool (inserts and updates mix), two date partitions."""
+    ids = rng.integers(0, pool, n)
+    return pd.DataFrame({
+        "key": [f"k{i:05d}" for i in ids],
+        "dt": [f"2026-01-0{1 + i % 2}" for i in ids],
+        "ts": rng.integers(0, 1000, n).astype("int64"),
+        "payload": [f"b{batch}-r{j}" for j in range(n)],
+    })
+
+
+def harness_snapshot(uri: str) -> pa.Table:
+    """Every record of the harness's snapshot (the latest base file of each file group)."""
+    table = Table(uri)
+    return pa.concat_tables([bf.read_base_file(table.fs, table.abs_path(s.path))
+                             for s in table.snapshot().slices.values()])
+
+
+def assert_hudi_rs_reads_the_harness_snapshot(uri: str) -> None:
+    """hudi-rs's snapshot query equals the harness's: rows (every column, meta columns
+    included: keys, ordering values, the file each record is in), files, timeline."""
+    ht = hudi.HudiTableBuilder.from_base_uri(uri).build()
+    snap = Table(uri).snapshot()
+    got = pa.Table.from_batches(ht.read(), schema=ht.get_schema_with_meta_fields())
+    want = harness_snapshot(uri)
+    assert got.column_names == want.column_names
+    assert got.num_rows == want.num_rows == len(set(want.column(bf.RECORD_KEY).to_pylist()))
+    assert got.sort_by(bf.RECORD_KEY).to_pylist() == want.sort_by(bf.RECORD_KEY).to_pylist()
+    files = sorted(s.base_file_relative_path() for s in ht.get_file_slices())
+    assert files == sorted(s.path for s in snap.slices.values())
+    timeline = ht.get_timeline()
+    completed = timeline.get_completed_commits() + timeline.get_completed_replacecommits()
+    assert sorted(i.timestamp for i in completed) == snap.completed
+    assert ht.get_schema().names == ["key", "dt", "ts", "payload"]
+
+
+@pytest.fixture(scope="module")
+def tables(spark, tmp_path_factory) -> dict[str, str]:
+    """One small table per index: an initial batch, then upserts (a file group gets a
+    second file slice), written through the driver as a run writes them."""
+    root = tmp_path_factory.mktemp("hudi-interop")
+    out = {}
+    for name in indexes.names():
+        uri = str(root / name)
+        table, index = open_table(uri, name, PARAMS.get(name, {}))
+        rng = np.random.default_rng(11)
+        with table:
+            for b, (pool, n) in enumerate([(200, 160), (300, 120)]):
+                upsert(spark, table, index, spark.createDataFrame(make_batch(rng, pool, n, b)),
+                       batch_no=b)
+        out[name] = uri
+    return out
+
+
+@pytest.mark.parametrize("index_name", indexes.names())
+def test_hudi_rs_reads_every_index_table_as_the_harness_snapshot(tables, index_name):
+    uri = tables[index_name]
+    assert_hudi_rs_reads_the_harness_snapshot(uri)
+    snap = Table(uri).snapshot()
+    assert snap.physical_files > len(snap.slices)  # hudi-rs chose among file slices
+
+
+def test_an_index_only_replacecommit_keeps_the_table_readable(tables):
+    """dynamic-rli's RLI compaction writes no data file; hudi-rs takes the schema from the
+    latest completed instant, so the commit repeats the table's schema."""
+    table = Table(tables["dynamic-rli"])
+    instant, action = table.completed_instants()[-1]
+    assert action == "replacecommit"
+    meta = table.read_commit(instant, action)
+    assert meta["operationType"] == "INDEX" and meta["partitionToWriteStats"] == {}
+    assert meta["extraMetadata"]["schema"].startswith('{"type":"record"')
+
+
+def test_hudi_rs_reads_a_rescaled_table_and_upserts_after_it(spark, tables, tmp_path):
+    uri = str(tmp_path / "rescaled")
+    shutil.copytree(tables["multiple-rehash"], uri)
+    before = {s.file_id for s in Table(uri).snapshot().slices.values()}
+    rescale_table(uri, mode="rehash", factor=2, spark=spark)
+    table = Table(uri)
+    instant, action = table.completed_instants()[-1]
+    assert action == "replacecommit"
+    replaced = table.read_commit(instant, action)["partitionToReplaceFileIds"]
+    assert {f for ids in replaced.values() for f in ids} == before
+    assert_hudi_rs_reads_the_harness_snapshot(uri)
+    # a commit after the replacecommit: the replaced file groups stay out of the snapshot
+    table, index = open_table(uri, "multiple-rehash")
+    with table:
+        upsert(spark, table, index, spark.createDataFrame(
+            make_batch(np.random.default_rng(5), 300, 80, 2)), batch_no=2)
+    assert_hudi_rs_reads_the_harness_snapshot(uri)
+
+
+def test_a_pending_instant_is_invisible_to_hudi_rs_and_rolled_back(tables, tmp_path):
+    """A writer that died after writing a file: the requested and inflight files are on
+    the timeline, the base file is in its partition; neither reader sees it."""
+    uri = str(tmp_path / "pending")
+    shutil.copytree(tables["simple-bucket"], uri)
+    table = Table(uri)
+    victim = next(iter(table.snapshot().slices.values()))
+    with table:
+        instant = table.start_instant()
+        name = bf.BaseFileName(victim.file_id, "0-1-0", instant).name
+        stray = table.abs_path(f"{victim.partition}/{name}")
+        table.fs.copy_file(table.abs_path(victim.path), stray)
+        table.release_writer_lock()  # the writer died: no commit, no rollback
+        assert tfs.exists(table.fs, tfs.join(table.meta, f"{instant}.commit.requested"))
+        assert table.pending_instants() == [instant]
+        assert_hudi_rs_reads_the_harness_snapshot(uri)
+    with Table(uri) as t2:  # the next writer rolls it back
+        assert t2.rolled_back[0] == [instant]
+    assert not tfs.exists(table.fs, stray)
+    assert not [n for n in table._timeline_files() if n.startswith(instant)]
+    assert_hudi_rs_reads_the_harness_snapshot(uri)
+
+
+def test_hudi_rs_parses_the_avro_schema_of_every_spark_type(tmp_path):
+    """The Avro schema in extraMetadata, from each Spark type a batch may carry (no Spark
+    needed). ``timestamp_ntz`` is left out: its Avro (``local-timestamp-micros``, as Hudi
+    writes it) is not implemented in hudi-rs 0.5 (a panic in its Avro-to-Arrow code)."""
+    import json
+
+    from tableformat.table import TableConfig
+
+    def f(name, type_, nullable=True):
+        return {"name": name, "type": type_, "nullable": nullable, "metadata": {}}
+
+    fields = [f("key", "string"), f("dt", "string"), f("ts", "long", False),
+              f("i", "integer"), f("s", "short"), f("b", "byte"), f("fl", "float"),
+              f("d", "double"), f("ok", "boolean"), f("bin", "binary"), f("day", "date"),
+              f("at", "timestamp"), f("amount", "decimal(10,2)"), f("big", "decimal(38,4)"),
+              f("tags", {"type": "array", "elementType": "string", "containsNull": True}),
+              f("attrs", {"type": "map", "keyType": "string", "valueType": "long",
+                          "valueContainsNull": False}),
+              f("inner", {"type": "struct", "fields": [f("x", "integer"),
+                                                       f("price", "decimal(5,1)")]})]
+    uri = str(tmp_path / "types")
+    table = Table.create_or_open(uri, TableConfig("types", "key", "dt", "ts", "bloom", "BLOOM"))
+    with table:
+        table.complete_instant(table.start_instant(), {"operationType": "UPSERT", "extraMetadata": {
+            "schema": json.dumps({"type": "struct", "fields": fields})}})
+    got = hudi.HudiTableBuilder.from_base_uri(uri).build().get_schema()
+    want = pa.schema([
+        ("key", pa.string()), ("dt", pa.string()), pa.field("ts", pa.int64(), False),
+        ("i", pa.int32()), ("s", pa.int32()), ("b", pa.int32()), ("fl", pa.float32()),
+        ("d", pa.float64()), ("ok", pa.bool_()), ("bin", pa.binary()), ("day", pa.date32()),
+        ("at", pa.timestamp("us", "UTC")), ("amount", pa.decimal128(10, 2)),
+        ("big", pa.decimal128(38, 4))])
+    assert got.names == [x["name"] for x in fields]
+    assert pa.schema(list(got)[:len(want)]) == want
+    assert got.field("inner").type == pa.struct([("x", pa.int32()),
+                                                 ("price", pa.decimal128(5, 1))])
