@@ -78,7 +78,7 @@ def run(index: str = "bloom", workload: str | workloads.Workload = "uniform", *,
     and an unfinished instant is rolled back first; ``notify`` is told of both.
     """
     from indexbench.driver import open_table, upsert
-    from indexbench.spark import get_session
+    from indexbench.spark import get_session, session_facts
 
     w = load_workload(workload, batches, batch_size, initial_records, seed)
     run_id = run_id or m.new_run_id()
@@ -89,9 +89,12 @@ def run(index: str = "bloom", workload: str | workloads.Workload = "uniform", *,
     fingerprint = workload_fingerprint(w)
     existing = m.existing_rows(out)
     rows: list[dict[str, Any]] = existing
-    m.write_run_json(out, {"run_id": run_id, "command": "run", "workload": vars(w),
-                           "indexes": {index: idx.describe()}, "master": spark.sparkContext.master,
-                           "tables": {index: table_uri}})
+    def write_run_json() -> None:
+        m.write_run_json(out, {"run_id": run_id, "command": "run", "workload": vars(w),
+                               "indexes": {index: idx.describe()}, **session_facts(spark),
+                               "tables": {index: table_uri}})
+
+    write_run_json()  # before the first batch: a run that fails still says what it ran
     from workloads.spark_source import batch_df
 
     with tbl:
@@ -117,7 +120,9 @@ def run(index: str = "bloom", workload: str | workloads.Workload = "uniform", *,
             for extra in idx.spark.run_table_services(spark, tbl, batch_no=b):
                 rows.append({"run_id": run_id, "index": index, "workload": w.name, **extra})
                 m.write_metrics(out, rows)
+    write_run_json()  # again: parameters resolved while running (dynamic-rli's assigners)
     df = m.to_frame(rows)
+    df.attrs["describe"] = idx.describe()
     return df[df["index"] == index].reset_index(drop=True)
 
 
@@ -133,7 +138,7 @@ def compare(indexes_: Sequence[str] | None = None, workload: str | workloads.Wor
     ``index`` is the peer's series name, e.g. ``delta-merge``). A peer whose package is
     missing is refused before anything runs.
     """
-    from indexbench.spark import get_session
+    from indexbench.spark import get_session, session_facts
 
     peer_names = list(peers)
     peerlib.check(peer_names)
@@ -142,10 +147,11 @@ def compare(indexes_: Sequence[str] | None = None, workload: str | workloads.Wor
     run_id = run_id or m.new_run_id()
     out = out or default_out(w.name, run_id)
     spark = spark or get_session(master)
-    frames = []
+    frames, described = [], {}
     for name in names:
         frames.append(run(name, w, params=(params or {}).get(name), out=out, spark=spark,
                           progress=progress, run_id=run_id, notify=notify))
+        described[name] = frames[-1].attrs["describe"]
     peer_info = {}
     for name in peer_names:
         peer = peerlib.get(name)
@@ -153,11 +159,10 @@ def compare(indexes_: Sequence[str] | None = None, workload: str | workloads.Wor
         frames.append(run_peer(name, w, out=out, table=uri, progress=progress, run_id=run_id))
         peer_info[peer.SERIES] = {**peer.describe(), "table": uri}
     m.write_run_json(out, {"run_id": run_id, "command": "compare", "workload": vars(w),
-                           "indexes": {n: indexes.get(n, **(params or {}).get(n, {})).describe()
-                                       for n in names},
+                           "indexes": described,
                            "tables": {n: os.path.join(out, "tables", n) for n in names},
                            **({"peers": peer_info} if peer_info else {}),
-                           "master": spark.sparkContext.master})
+                           **session_facts(spark)})
     return pd.concat(frames, ignore_index=True)
 
 

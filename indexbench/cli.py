@@ -4,6 +4,8 @@ simulator of the same index code (README.md: Usage). Each command calls one api 
 from __future__ import annotations
 
 import argparse
+import logging
+import os
 import sys
 from typing import Any
 
@@ -16,6 +18,7 @@ from rich.table import Table as RichTable
 from tableformat.metrics import new_run_id
 
 console = Console()
+errors = Console(stderr=True)  # error and interrupt lines: stdout stays the command's output
 
 
 def parse_sets(values: list[str] | None) -> dict[str, dict[str, str]]:
@@ -241,19 +244,25 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 def cmd_verify(args: argparse.Namespace) -> int:
     from indexbench import api
+    from indexbench.spark import get_session
     from tableformat.errors import IndexBenchError
     from tableformat.table import Table
 
-    if not Table(args.table).exists():  # a usage error (2), not a violation (1)
-        raise IndexBenchError(f"{args.table}: no table here (no .hoodie/hoodie.properties)")
-    problems = api.verify(args.table, master=args.master)
-    for p in problems:
-        console.print(f"[red]✗[/red] {p}")
-    if problems:
-        console.print(f"[red]{len(problems)} problem(s)[/red] in {args.table}")
-        return 1
-    console.print(f"[green]✓[/green] {args.table}: every invariant holds")
-    return 0
+    for uri in args.tables:  # a usage error (2), not a violation (1), before Spark starts
+        if not Table(uri).exists():
+            raise IndexBenchError(f"{uri}: no table here (no .hoodie/hoodie.properties)")
+    spark = get_session(args.master)
+    failed = 0
+    for uri in args.tables:
+        problems = api.verify(uri, spark=spark)
+        for p in problems:
+            console.print(f"[red]✗[/red] {p}")
+        if problems:
+            failed += 1
+            console.print(f"[red]{len(problems)} problem(s)[/red] in {uri}")
+        else:
+            console.print(f"[green]✓[/green] {uri}: every invariant holds")
+    return 1 if failed else 0
 
 
 def cmd_list(args: argparse.Namespace) -> int:
@@ -292,7 +301,10 @@ def cmd_rescale(args: argparse.Namespace) -> int:
 
 def _command(sub, name: str, help: str) -> argparse.ArgumentParser:  # noqa: A002
     """A subcommand whose ``--help`` page opens with the same sentence as the list."""
-    return sub.add_parser(name, help=help, description=help[:1].upper() + help[1:] + ".")
+    p = sub.add_parser(name, help=help, description=help[:1].upper() + help[1:] + ".")
+    p.add_argument("--verbose", action="store_true",
+                   help="show Spark's and the JVM's own logging (INDEXBENCH_VERBOSE=1)")
+    return p
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -342,8 +354,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--cores", type=int, help="executor cores of that run (default: this "
                                              "machine's)")
     p.set_defaults(func=cmd_calibrate)
-    p = _command(sub, "verify", help="check a table's invariants; non-zero exit on violation")
-    p.add_argument("table")
+    p = _command(sub, "verify", help="check tables' invariants; exit 1 if any is violated")
+    p.add_argument("tables", nargs="+", metavar="TABLE")
     p.add_argument("--master")
     p.set_defaults(func=cmd_verify)
     p = _command(sub, "rescale", help="grow a multiple-rehash table's buckets (replacecommit)")
@@ -359,8 +371,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = _command(sub, "report", help="figures + index.html from metrics dirs (and asv results)")
     p.add_argument("dirs", nargs="*", metavar="DIR", help="metrics directories of runs")
     p.add_argument("--out", help="report directory (default DIR/report, or ./report)")
-    p.add_argument("--asv", metavar="RESULTS_DIR", help="asv results dir: chart each track_* "
-                   "benchmark over commits")
+    p.add_argument("--asv", metavar="RESULTS_DIR", help="asv results dir: chart each track_*, "
+                   "time_* and peakmem_* benchmark over commits")
     p.add_argument("--strict", action="store_true",
                    help="unknown extra metrics columns are errors, not warnings")
     p.set_defaults(func=cmd_report)
@@ -373,13 +385,18 @@ def main(argv: list[str] | None = None) -> int:
     from tableformat.errors import IndexBenchError
 
     args = build_parser().parse_args(argv)
+    if args.verbose:
+        os.environ["INDEXBENCH_VERBOSE"] = "1"
+    os.environ["INDEXBENCH_PLAIN_SIGINT"] = "1"  # see indexbench.spark.PLAIN_SIGINT_ENV
+    logging.getLogger().addHandler(logging.NullHandler())  # py4j logs tracebacks to root
     try:
         return args.func(args)
     except (IndexBenchError, ValueError, FileNotFoundError) as exc:
-        console.print(f"[red]error:[/red] {escape(str(exc))}")  # [..] in it is not markup
+        # one line however long (the terminal wraps it); [..] in it is not markup
+        errors.print(f"[red]error:[/red] {escape(str(exc))}", soft_wrap=True)
         return 2
     except KeyboardInterrupt:
-        console.print("interrupted; the unfinished instant will be rolled back by the next run")
+        errors.print("interrupted; the unfinished instant will be rolled back by the next run")
         return 130
 
 

@@ -20,12 +20,14 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from pyspark.sql.pandas.types import to_arrow_schema
 
+from indexbench.spark import shuffle_partitions_for
 from indexbench.writer import WRITE_STATS_ARROW, WRITE_STATS_SCHEMA, MergeSpec, merge_file_group
 from indexes import get as get_index
 from indexes import index_class
 from indexes.base import BUCKET_COL, FILE_ID_COL, CommitContext, RecordIndex, TagContext
 from indexes.counters import new_counters
 from tableformat import sizing
+from tableformat.commit_metadata import SPARK_SCHEMA_KEY
 from tableformat.errors import InvalidBatchError, TableConfigError
 from tableformat.faults import CRASH_ENV, crash_if  # noqa: F401 (CRASH_ENV: tests' name)
 from tableformat.rows import WriteTotals, upsert_row
@@ -197,15 +199,22 @@ def plan_inserts(tagged: DataFrame, table: Table, snapshot: Snapshot, index: Rec
 
 
 def write_file_groups(planned: DataFrame, table: Table, index: RecordIndex, instant: str,
-                      spark: SparkSession, snapshot: Snapshot) -> list[dict]:
-    """One task per target file group merges and writes it; one stat row comes back each."""
+                      spark: SparkSession, snapshot: Snapshot,
+                      partitions: list[str] | None = None) -> list[dict]:
+    """One task per target file group merges and writes it; one stat row comes back each.
+
+    Executors get the previous base file of the file groups in the batch's ``partitions``
+    only (all of the snapshot's if not given): what is broadcast grows with the
+    partitions a batch touches, not with the table.
+    """
     cfg = table.config
     data_cols = [c for c in planned.columns if c not in (FILE_ID_COL, BUCKET_COL)]
     data_schema = to_arrow_schema(planned.select(data_cols).schema)
     spec = MergeSpec(table.uri, instant, cfg.record_key_field, cfg.partition_field,
                      cfg.ordering_field, data_schema)
-    prev = spark.sparkContext.broadcast(
-        {k: s.path for k, s in snapshot.slices.items()})
+    slices = (snapshot.slices.values() if partitions is None
+              else snapshot.in_partitions(partitions))
+    prev = spark.sparkContext.broadcast({(s.partition, s.file_id): s.path for s in slices})
     footer_fn = index.base_file_footer
 
     def write_group(group):
@@ -222,15 +231,33 @@ def write_file_groups(planned: DataFrame, table: Table, index: RecordIndex, inst
                                 token, footer_fn, bucket)
         return pa.Table.from_pylist([stat], schema=WRITE_STATS_ARROW)
 
-    stats = (planned.groupBy(cfg.partition_field, FILE_ID_COL)
-             .applyInArrow(write_group, WRITE_STATS_SCHEMA)
-             .collect())  # ok: one write stat per file group
+    try:
+        stats = (planned.groupBy(cfg.partition_field, FILE_ID_COL)
+                 .applyInArrow(write_group, WRITE_STATS_SCHEMA)
+                 .collect())  # ok: one write stat per file group
+    finally:
+        prev.destroy()  # executors and driver drop it now, not at the next GC
     return [r.asDict() for r in stats]
 
 
 def upsert(spark: SparkSession, table: Table, index: RecordIndex, batch: DataFrame,
            batch_no: int = 0, extra_metadata: dict[str, str] | None = None) -> BatchResult:
-    """Upsert one batch; the caller holds the table's writer lock (``with table:``)."""
+    """Upsert one batch; the caller holds the table's writer lock (``with table:``).
+
+    The batch's shuffles get the session's partitions (2 per core), or one per 128 MiB of
+    batch when that is more; the session's setting is restored afterwards.
+    """
+    base_partitions = spark.conf.get("spark.sql.shuffle.partitions")
+    try:
+        return _upsert(spark, table, index, batch, batch_no, extra_metadata,
+                       int(base_partitions))
+    finally:
+        spark.conf.set("spark.sql.shuffle.partitions", base_partitions)
+
+
+def _upsert(spark: SparkSession, table: Table, index: RecordIndex, batch: DataFrame,
+            batch_no: int, extra_metadata: dict[str, str] | None,
+            base_partitions: int) -> BatchResult:
     cfg = table.config
     t_start = time.perf_counter()
     snapshot = table.snapshot()
@@ -243,8 +270,11 @@ def upsert(spark: SparkSession, table: Table, index: RecordIndex, batch: DataFra
     if owned:
         batch = batch.persist(StorageLevel.DISK_ONLY)
     try:
-        batch.count()
+        rows = batch.count()
         generate_s = time.perf_counter() - t_start
+        avg = sizing.average_record_size(snapshot.commits, index.sizing())
+        spark.conf.set("spark.sql.shuffle.partitions",
+                       str(shuffle_partitions_for(base_partitions, rows * avg)))
         t0 = time.perf_counter()
         input_records, partitions = validate_batch(batch, cfg, snapshot.schema)
         validate_s = time.perf_counter() - t0
@@ -273,7 +303,7 @@ def upsert(spark: SparkSession, table: Table, index: RecordIndex, batch: DataFra
         planned, plan_counts = plan_inserts(tagged, table, snapshot, index, spark)
         counts.update(plan_counts)
     t1 = time.perf_counter()
-    stats = write_file_groups(planned, table, index, instant, spark, snapshot)
+    stats = write_file_groups(planned, table, index, instant, spark, snapshot, partitions)
     write_s = time.perf_counter() - t1
     crash_if("after_write")
 
@@ -283,7 +313,7 @@ def upsert(spark: SparkSession, table: Table, index: RecordIndex, batch: DataFra
     metadata = {
         "operationType": "UPSERT",
         "partitionToWriteStats": stats_by_partition(stats),
-        "extraMetadata": {"schema": schema_json, **(extra_metadata or {}), **extra},
+        "extraMetadata": {SPARK_SCHEMA_KEY: schema_json, **(extra_metadata or {}), **extra},
     }
     crash_if("before_commit")
     table.complete_instant(instant, metadata)

@@ -2,12 +2,30 @@
 
 from __future__ import annotations
 
+import math
 import os
+import signal
+import subprocess
 import sys
+import threading
+import time
 
 from pyspark.sql import SparkSession
 
 DEFAULT_MASTER = "local[*]"
+# Spark's own unit of input split (spark.sql.files.maxPartitionBytes): a shuffle partition
+# per this many bytes of batch keeps each task's Arrow group well inside an executor's heap.
+SHUFFLE_PARTITION_BYTES = 128 << 20
+# How long a cluster session waits for its first executor before planning with what it has.
+EXECUTOR_WAIT_S = 60.0
+# A line the JVM prints on every start (Spark's launcher always adds the module), not a log.
+_JVM_NOISE = (b"WARNING: Using incubator modules: jdk.incubator.vector",)
+# Set by the command line: Ctrl-C raises KeyboardInterrupt and nothing else. PySpark's
+# own SIGINT handler calls cancelAllJobs through py4j while the main thread is inside a
+# py4j call, which prints two pages of "reentrant call" tracebacks; a command that is
+# exiting needs neither (the JVM is its child and ends with it). Notebooks keep PySpark's
+# handler: a cell's interrupt should cancel its jobs and keep the kernel.
+PLAIN_SIGINT_ENV = "INDEXBENCH_PLAIN_SIGINT"
 QUIET_LOG4J = os.path.join(os.path.dirname(os.path.abspath(__file__)), "log4j2-quiet.properties")
 
 
@@ -29,25 +47,93 @@ def get_session(
     if quiet and master.startswith("local"):
         # one machine: bind to loopback and skip Spark's "resolves to a loopback address"
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    builder = (
-        SparkSession.builder.master(master)
-        .appName(app_name)
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.execution.arrow.pyspark.enabled", "true")
-        .config("spark.sql.session.timeZone", "UTC")
-        .config("spark.driver.memory", os.environ.get("INDEXBENCH_DRIVER_MEMORY", "4g"))
-    )
-    if shuffle_partitions is None:
-        shuffle_partitions = 2 * (os.cpu_count() or 2) if master.startswith("local") else 200
-    builder = builder.config("spark.sql.shuffle.partitions", str(shuffle_partitions))
+    options = {
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.sql.execution.arrow.pyspark.enabled": "true",
+        "spark.sql.session.timeZone": "UTC",
+        "spark.driver.memory": os.environ.get("INDEXBENCH_DRIVER_MEMORY", "4g"),
+    }
+    if shuffle_partitions is not None:
+        options["spark.sql.shuffle.partitions"] = str(shuffle_partitions)
     if quiet:  # errors only from the JVM: no log4j banner, no WARN lines per command
-        builder = builder.config("spark.driver.extraJavaOptions",
-                                 f"-Dlog4j2.configurationFile={QUIET_LOG4J}")
+        options["spark.driver.extraJavaOptions"] = f"-Dlog4j2.configurationFile={QUIET_LOG4J}"
     else:
-        builder = builder.config("spark.log.level", "ERROR")
-    for key, value in (conf or {}).items():
+        options["spark.log.level"] = "ERROR"
+    options.update(conf or {})
+    if quiet:
+        _launch_filtered_jvm(master, app_name, options)
+    builder = SparkSession.builder.master(master).appName(app_name)
+    for key, value in options.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
+    if os.environ.get(PLAIN_SIGINT_ENV) and threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    if shuffle_partitions is None and "spark.sql.shuffle.partitions" not in (conf or {}):
+        spark.conf.set("spark.sql.shuffle.partitions", str(2 * cluster_cores(spark)))
     return spark
+
+
+def _launch_filtered_jvm(master: str, app_name: str, options: dict[str, str]) -> None:
+    """Start Spark's JVM ourselves so its stderr passes through a filter of known noise.
+
+    PySpark starts the JVM with the conf it would get from the builder; doing that here
+    with the same conf and a pipe on stderr lets every other line (an OutOfMemoryError,
+    a crash) through unchanged.
+    """
+    from pyspark import SparkConf, SparkContext
+    from pyspark.java_gateway import launch_gateway
+
+    if SparkContext._gateway is not None:
+        return
+    conf = SparkConf(loadDefaults=False).setMaster(master).setAppName(app_name)
+    for key, value in options.items():
+        conf.set(key, value)
+    gateway = launch_gateway(conf, popen_kwargs={"stderr": subprocess.PIPE})
+    SparkContext._gateway = gateway
+    SparkContext._jvm = gateway.jvm
+    stream = gateway.proc.stderr
+
+    def forward() -> None:
+        for line in iter(stream.readline, b""):
+            if not line.startswith(_JVM_NOISE):
+                os.write(2, line)
+
+    threading.Thread(target=forward, name="jvm-stderr", daemon=True).start()
+
+
+def cluster_cores(spark: SparkSession, wait_s: float = EXECUTOR_WAIT_S) -> int:
+    """The cores the executors offer, waiting for a cluster's executors to register.
+
+    Spark's 200 default shuffle partitions are 200 tasks per shuffle however small the
+    batch: on a standalone cluster each costs a network round trip and a Python worker
+    call, which made a 20k-record ``compare`` 6x slower than ``local[*]`` on the same 2
+    cores. A cluster's executors register after the session starts (standalone asks for
+    no minimum), so this waits for the first one, then until no other came for 0.5 s.
+    """
+    sc = spark.sparkContext
+    if sc.master.startswith("local"):
+        return sc.defaultParallelism
+    status = sc._jsc.sc().getExecutorMemoryStatus  # the driver is one of its entries
+    deadline = time.monotonic() + wait_s
+    while status().size() < 2 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    seen, settled = status().size(), time.monotonic() + 0.5
+    while time.monotonic() < min(settled, deadline):  # the others register close behind
+        time.sleep(0.1)
+        if status().size() != seen:
+            seen, settled = status().size(), time.monotonic() + 0.5
+    return sc.defaultParallelism
+
+
+def shuffle_partitions_for(base: int, data_bytes: float) -> int:
+    """The session's partitions (2 per core), more when the data needs them."""
+    return max(base, math.ceil(data_bytes / SHUFFLE_PARTITION_BYTES))
+
+
+def session_facts(spark: SparkSession) -> dict[str, object]:
+    """What run.json records of the Spark session the figures came from."""
+    return {"master": spark.sparkContext.master,
+            "cores": spark.sparkContext.defaultParallelism,
+            "shuffle_partitions": int(spark.conf.get("spark.sql.shuffle.partitions"))}

@@ -352,7 +352,7 @@ def files_read_figure(df: pd.DataFrame) -> Figure:
         if len(ax_f.lines) > 4:  # many series (several runs): one legend below the panels
             fig.legend(*ax_f.get_legend_handles_labels(), loc="outside lower center",
                        ncols=3, fontsize=7)
-        else:
+        elif ax_f.lines:  # (every index drawn may be named in the never-read note)
             ax_f.legend()
             if any_model:
                 ax_b.legend(fontsize=7)

@@ -120,22 +120,28 @@ def _table(df: pd.DataFrame, index_name: str = "") -> str:
             f"<tbody>{rows}</tbody></table>")
 
 
+# The two aggregates differ in which batches they take, and the column names say so.
+MEDIAN_COL = "median per batch (≥1)"
+TOTAL_COL = "total (all batches, load incl.)"
+
+
 def index_summary(g: pd.DataFrame) -> pd.DataFrame:
-    """One index's metrics: median per upsert batch (≥ 1), total over the run, last batch.
+    """One index's metrics: median per upsert batch (≥ 1), total over every batch (the
+    initial load included), last batch.
 
     A simulated series' measured seconds/bytes are empty (not shown); its ``model_*``
     rows hold the modelled figures.
     """
     up = g[g["operation"] == "upsert"].sort_values("batch")
     if not len(up):
-        return pd.DataFrame(columns=["median per batch (≥1)", "total", "last batch"])
+        return pd.DataFrame(columns=[MEDIAN_COL, TOTAL_COL, "last batch"])
     later = up[up["batch"] >= 1] if (up["batch"] >= 1).any() else up
     cols = [c for c in up.columns if c not in NOT_METRICS
             and pd.api.types.is_numeric_dtype(up[c]) and up[c].notna().any()]
     rows = {}
     for c in cols:
-        rows[c] = {"median per batch (≥1)": later[c].median(),
-                   "total": up[c].sum() if _additive(c) else float("nan"),
+        rows[c] = {MEDIAN_COL: later[c].median(),
+                   TOTAL_COL: up[c].sum() if _additive(c) else float("nan"),
                    "last batch": up[c].iloc[-1] if len(up) else float("nan")}
     return pd.DataFrame.from_dict(rows, orient="index")
 
@@ -237,7 +243,7 @@ def render_html(run: RunData, written: Sequence[tuple[FigureSpec, Path]], out: P
                     f"{html.escape(s)}</h3>")
         body.append(_table(index_summary(g), "metric"))
     if asv_charts:
-        body.append("<h2>asv: tracked benchmarks over commits</h2>")
+        body.append("<h2>asv: benchmarks over commits</h2>")
         for p in asv_charts:
             rel = p.relative_to(out).as_posix()
             body.append(f"<figure><a href='{rel}'><img src='{rel}' alt='{html.escape(p.stem)}'>"
@@ -282,7 +288,7 @@ def write_asv_report(asv_results: str | Path, out: str | Path) -> Path:
         f"{html.escape(p.stem)}</figcaption></figure>" for p in charts)
     page = out / "index.html"
     page.write_text("<!doctype html><html lang=en><head><meta charset=utf-8><title>indexbench "
-                    f"asv</title><style>{CSS}</style></head><body><h1>asv: tracked benchmarks "
+                    f"asv</title><style>{CSS}</style></head><body><h1>asv: benchmarks "
                     f"over commits</h1><p class=muted>{html.escape(str(asv_results))}</p>{figs}"
                     "</body></html>\n", encoding="utf-8")
     return page

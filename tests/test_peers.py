@@ -168,7 +168,7 @@ def test_a_missing_deltalake_is_one_clear_error(monkeypatch, tmp_path, capsys):
     out = tmp_path / "never"
     assert cli.main(["compare", "--indexes", "simple-bucket", "--peers", "delta", *SMALL,
                      "--out", str(out)]) == 2
-    text = capsys.readouterr().out
+    text = capsys.readouterr().err
     assert "deltalake" in text and 'pip install -e ".[peers]"' in " ".join(text.split())
     assert not out.exists()
     with pytest.raises(peers.PeerUnavailableError, match=r"\[peers\]"):

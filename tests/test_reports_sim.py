@@ -16,7 +16,7 @@ import workloads
 from indexbench.cli import main
 from indexbench.sim.driver import simulate_compare
 from reports import figures as F
-from reports.page import comparison, index_summary
+from reports.page import TOTAL_COL, comparison, index_summary
 from tableformat import metrics as m
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -239,7 +239,7 @@ def test_tables_do_not_crash_on_sim_rows(real_dir, sim_small):
                                                                 .median())
     summary = index_summary(g)
     assert "model_total_s" in summary.index and "tag_s" not in summary.index
-    assert summary.loc["model_total_s", "total"] == pytest.approx(
+    assert summary.loc["model_total_s", TOTAL_COL] == pytest.approx(
         g.loc[g["operation"] == "upsert", "model_total_s"].sum())
 
 

@@ -62,9 +62,9 @@ def test_sim_refuses_spark_options_and_unknown_indexes(tmp_path, capsys):
     from indexbench import cli
 
     assert cli.main(["sim", "--master", "local[1]", "--out", str(tmp_path / "a")]) == 2
-    assert "--master does not apply" in capsys.readouterr().out
+    assert "--master does not apply" in capsys.readouterr().err
     assert cli.main(["sim", "--indexes", "bloom,nope", "--out", str(tmp_path / "b")]) == 2
-    assert "unknown index 'nope'" in capsys.readouterr().out
+    assert "unknown index 'nope'" in capsys.readouterr().err
     assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
 
 

@@ -1,0 +1,122 @@
+"""A real Spark standalone cluster (one master, one worker) from the pip pyspark, on 127.0.0.1.
+
+The cluster test and CI's cluster check use it: ``local[*]`` hides what a cluster costs
+(task launches over the network, executors in their own JVMs, Python workers per
+executor), so the cluster path is run for real. Both daemons run in the foreground of
+their own process groups and are stopped by PID, whatever happens to the command.
+
+    python tests/standalone.py 'indexbench compare --master {master} ...' ['...']
+
+runs each shell command with ``{master}`` replaced by the cluster's URL, stops at the
+first failure and exits with its code.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import pyspark
+
+START_TIMEOUT_S = 90.0
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _spark_class(cls: str, args: list[str], log: str, env: dict[str, str]) -> subprocess.Popen:
+    spark_home = os.path.dirname(pyspark.__file__)
+    out = open(log, "wb")  # noqa: SIM115 (closed when the daemon is stopped)
+    return subprocess.Popen([os.path.join(spark_home, "bin", "spark-class"), cls, *args],
+                            stdout=out, stderr=subprocess.STDOUT, env=env,
+                            start_new_session=True)
+
+
+def _wait_for(log: str, text: str, proc: subprocess.Popen, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with open(log, errors="replace") as f:
+            if text in f.read():
+                return
+        if proc.poll() is not None:
+            raise RuntimeError(f"{log}: exited with {proc.returncode} before {text!r}")
+        time.sleep(0.2)
+    raise RuntimeError(f"{log}: no {text!r} within {timeout:.0f} s")
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    """SIGTERM to the daemon's process group, SIGKILL if it lingers."""
+    if proc.poll() is None:
+        try:
+            os.killpg(proc.pid, signal.SIGTERM)
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        except ProcessLookupError:
+            pass
+    if proc.stdout:
+        proc.stdout.close()
+
+
+@contextmanager
+def standalone_cluster(cores: int = 2, memory: str = "4g",
+                       workdir: str | None = None) -> Iterator[str]:
+    """Start a master and a worker with ``cores`` cores; yield the master's URL."""
+    root = workdir or tempfile.mkdtemp(prefix="indexbench-standalone-")
+    os.makedirs(root, exist_ok=True)
+    env = dict(os.environ, SPARK_HOME=os.path.dirname(pyspark.__file__),
+               SPARK_LOCAL_IP="127.0.0.1", SPARK_LOG_DIR=root, SPARK_WORKER_DIR=root)
+    port = _free_port()
+    url = f"spark://127.0.0.1:{port}"
+    daemons: list[subprocess.Popen] = []
+    try:
+        master_log = os.path.join(root, "master.log")
+        daemons.append(_spark_class(
+            "org.apache.spark.deploy.master.Master",
+            ["--host", "127.0.0.1", "--port", str(port), "--webui-port", str(_free_port())],
+            master_log, env))
+        _wait_for(master_log, "New state: ALIVE", daemons[0], START_TIMEOUT_S)
+        worker_log = os.path.join(root, "worker.log")
+        daemons.append(_spark_class(
+            "org.apache.spark.deploy.worker.Worker",
+            ["--host", "127.0.0.1", "--cores", str(cores), "--memory", memory,
+             "--webui-port", str(_free_port()), "--work-dir", root, url],
+            worker_log, env))
+        _wait_for(worker_log, "Successfully registered with master", daemons[1],
+                  START_TIMEOUT_S)
+        yield url
+    finally:
+        for proc in reversed(daemons):
+            _stop(proc)
+
+
+def main(argv: list[str]) -> int:
+    if not argv:
+        print(__doc__, file=sys.stderr)
+        return 2
+    with standalone_cluster() as url:
+        print(f"standalone cluster: {url} (2 cores)", flush=True)
+        for command in argv:
+            cmd = command.replace("{master}", url)
+            print(f"$ {cmd}", flush=True)
+            started = time.monotonic()
+            code = subprocess.call(cmd, shell=True)
+            print(f"exit {code} after {time.monotonic() - started:.1f} s", flush=True)
+            if code:
+                return code
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,51 @@
+"""The cluster path for real: a standalone master + worker, a run and a verify against it."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+from standalone import standalone_cluster
+
+from tableformat.table import LOCK
+
+pytestmark = pytest.mark.slow
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "indexbench", *args], capture_output=True,
+                          text=True, timeout=600)
+
+
+def test_compare_and_verify_on_a_standalone_cluster(tmp_path):
+    import indexes
+
+    out = tmp_path / "out"
+    with standalone_cluster(cores=2, memory="2g", workdir=str(tmp_path / "spark")) as url:
+        run = _cli("compare", "--initial-records", "2000", "--batches", "1",
+                   "--batch-size", "500", "--master", url, "--out", str(out))
+        assert run.returncode == 0, run.stderr[-2000:]
+        assert "Traceback" not in run.stderr
+        facts = json.load(open(out / "run.json"))
+        # the plan follows the executors' cores, not Spark's 200 default partitions
+        assert facts["master"] == url
+        assert facts["cores"] == 2 and facts["shuffle_partitions"] == 4
+        metrics = pd.read_parquet(out / "metrics.parquet")
+        assert sorted(metrics["index"].unique()) == sorted(indexes.names())
+        assert (metrics.groupby("index")["input_records"].apply(list)
+                .map(lambda v: v == [2000, 500]).all())
+        tables = sorted(str(p) for p in (out / "tables").iterdir())
+        check = _cli("verify", *tables, "--master", url)
+        assert check.returncode == 0, check.stdout + check.stderr[-2000:]
+        assert check.stdout.count("every invariant holds") == len(indexes.names())
+    # the daemons are gone: nothing listens on the master's port any more
+    port = int(url.rsplit(":", 1)[1])
+    with socket.socket() as s:
+        assert s.connect_ex(("127.0.0.1", port)) != 0
+    for table in tables:  # every writer released its lock
+        assert not os.path.exists(os.path.join(table, ".hoodie", LOCK))

@@ -1,0 +1,33 @@
+"""How the session plans its shuffles: from the executors' cores and the batch's size."""
+
+from __future__ import annotations
+
+from indexbench.spark import SHUFFLE_PARTITION_BYTES, cluster_cores, shuffle_partitions_for
+
+
+def test_small_batches_get_two_partitions_per_core_and_big_ones_one_per_128_mib():
+    assert shuffle_partitions_for(4, 0) == 4
+    assert shuffle_partitions_for(4, 3 * SHUFFLE_PARTITION_BYTES) == 4
+    assert shuffle_partitions_for(4, 10 * SHUFFLE_PARTITION_BYTES + 1) == 11
+
+
+def test_a_batch_plans_its_own_partitions_and_restores_the_sessions(spark, tmp_path,
+                                                                    monkeypatch):
+    import indexbench.driver as driver
+    from indexbench import api
+
+    seen: list[int] = []
+    real = driver.write_file_groups
+
+    def spy(planned, table, index, instant, spark_, snapshot):
+        seen.append(int(spark_.conf.get("spark.sql.shuffle.partitions")))
+        return real(planned, table, index, instant, spark_, snapshot)
+
+    monkeypatch.setattr(driver, "write_file_groups", spy)
+    monkeypatch.setattr(driver, "shuffle_partitions_for", lambda base, size: base + 3)
+    before = spark.conf.get("spark.sql.shuffle.partitions")
+    api.run("simple-bucket", "uniform", out=str(tmp_path), spark=spark, batches=1,
+            initial_records=500, batch_size=100)
+    assert seen == [int(before) + 3] * 2  # the load and one batch, each with its own plan
+    assert spark.conf.get("spark.sql.shuffle.partitions") == before
+    assert cluster_cores(spark) == spark.sparkContext.defaultParallelism == 2
