@@ -7,7 +7,7 @@ import argparse
 import logging
 import os
 import sys
-from typing import Any
+from typing import Any, NoReturn
 
 import pandas as pd
 from rich.console import Console
@@ -251,6 +251,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     for uri in args.tables:  # a usage error (2), not a violation (1), before Spark starts
         if not Table(uri).exists():
             raise IndexBenchError(f"{uri}: no table here (no .hoodie/hoodie.properties)")
+        Table(uri).config  # noqa: B018 (a table indexbench did not write: refused here)
     spark = get_session(args.master)
     failed = 0
     for uri in args.tables:
@@ -310,7 +311,7 @@ def _command(sub, name: str, help: str) -> argparse.ArgumentParser:  # noqa: A00
 def build_parser() -> argparse.ArgumentParser:
     import indexes
 
-    parser = argparse.ArgumentParser(prog="indexbench", description=__doc__)
+    parser = _Parser(prog="indexbench", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     p = _command(sub, "run", help="run a workload through one index")
     p.add_argument("--index", required=True, choices=indexes.names())
@@ -382,22 +383,56 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Exit codes: 0 done, 1 a violated invariant or a failed run, 2 a usage or input
+    error, 130 interrupted; errors are one line on stderr (``--verbose`` adds tracebacks)."""
     from tableformat.errors import IndexBenchError
 
     args = build_parser().parse_args(argv)
+    env = {"INDEXBENCH_PLAIN_SIGINT": "1"}  # see indexbench.spark.PLAIN_SIGINT_ENV
     if args.verbose:
-        os.environ["INDEXBENCH_VERBOSE"] = "1"
-    os.environ["INDEXBENCH_PLAIN_SIGINT"] = "1"  # see indexbench.spark.PLAIN_SIGINT_ENV
-    logging.getLogger().addHandler(logging.NullHandler())  # py4j logs tracebacks to root
+        env["INDEXBENCH_VERBOSE"] = "1"
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    quiet_py4j = logging.NullHandler()  # py4j logs tracebacks to the root logger
+    logging.getLogger().addHandler(quiet_py4j)
     try:
         return args.func(args)
     except (IndexBenchError, ValueError, FileNotFoundError) as exc:
-        # one line however long (the terminal wraps it); [..] in it is not markup
-        errors.print(f"[red]error:[/red] {escape(str(exc))}", soft_wrap=True)
+        _error(exc, args.verbose)
         return 2
     except KeyboardInterrupt:
         errors.print("interrupted; the unfinished instant will be rolled back by the next run")
         return 130
+    except Exception as exc:  # noqa: BLE001 (a failed Spark job, a bug: one line, exit 1)
+        _error(exc, args.verbose, kind=f"{type(exc).__name__}: ")
+        return 1
+    finally:  # in-process callers (tests, notebooks) get their environment back
+        logging.getLogger().removeHandler(quiet_py4j)
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+def _error(exc: BaseException, verbose: bool, kind: str = "") -> None:
+    """One line however long (the terminal wraps it); [..] in it is not markup."""
+    lines = [ln for ln in str(exc).splitlines() if ln.strip()] or [repr(exc)]
+    more = "" if len(lines) == 1 or verbose else " (--verbose for the rest)"
+    errors.print(f"[red]error:[/red] {escape(kind + lines[0].strip())}{more}", soft_wrap=True)
+    if verbose:
+        import traceback
+
+        errors.print(escape("".join(traceback.format_exception(exc))), soft_wrap=True)
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with the project's error convention: one ``error:`` line, exit 2."""
+
+    def error(self, message: str) -> NoReturn:
+        errors.print(f"[red]error:[/red] {escape(self.prog)}: {escape(message)} "
+                     f"(see {escape(self.prog)} --help)", soft_wrap=True)
+        raise SystemExit(2)
 
 
 if __name__ == "__main__":

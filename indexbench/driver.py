@@ -27,6 +27,7 @@ from indexes import index_class
 from indexes.base import BUCKET_COL, FILE_ID_COL, CommitContext, RecordIndex, TagContext
 from indexes.counters import new_counters
 from tableformat import sizing
+from tableformat.avro_schema import avro_schema_json
 from tableformat.commit_metadata import SPARK_SCHEMA_KEY
 from tableformat.errors import InvalidBatchError, TableConfigError
 from tableformat.faults import CRASH_ENV, crash_if  # noqa: F401 (CRASH_ENV: tests' name)
@@ -98,6 +99,10 @@ def validate_batch(batch: DataFrame, config: TableConfig, table_schema: str | No
     if not isinstance(fields[config.ordering_field].dataType, ORDERING_TYPES):
         raise InvalidBatchError(
             f"ordering column {config.ordering_field!r} has an unorderable type")
+    try:  # the commit records the data's Avro schema, as Hudi does: refuse it here, not then
+        avro_schema_json(batch.schema.json(), config.name)
+    except ValueError as exc:
+        raise InvalidBatchError(f"the batch has a column Hudi cannot store: {exc}") from None
     bad = [c for c in fields if c.startswith("_hoodie")]
     if bad:
         raise InvalidBatchError(f"column names starting with _hoodie are reserved: {bad}")
@@ -144,7 +149,8 @@ def precombine_batch(batch: DataFrame, config: TableConfig) -> DataFrame:
 
 
 def plan_inserts(tagged: DataFrame, table: Table, snapshot: Snapshot, index: RecordIndex,
-                 spark: SparkSession) -> tuple[DataFrame, dict[str, float]]:
+                 spark: SparkSession, release: list | None = None
+                 ) -> tuple[DataFrame, dict[str, float]]:
     """Records with no location go where Hudi's ``UpsertPartitioner`` sends them.
 
     Per partition, :func:`tableformat.sizing.plan_partition` tops up the small files and
@@ -174,6 +180,8 @@ def plan_inserts(tagged: DataFrame, table: Table, snapshot: Snapshot, index: Rec
     if not counts:
         return tagged, stats
     bc = spark.sparkContext.broadcast({p: (pl.bounds, pl.file_ids) for p, pl in plans.items()})
+    if release is not None:  # the caller drops it once the planned records are written
+        release.append(bc.destroy)
     fid_at = inserts.columns.index(FILE_ID_COL)
     fid_field = to_arrow_schema(inserts.schema).field(FILE_ID_COL)
 
@@ -298,12 +306,16 @@ def _upsert(spark: SparkSession, table: Table, index: RecordIndex, batch: DataFr
     tag_s = time.perf_counter() - t0
     counts = dict(counters.value)
 
-    planned = tagged
+    planned, release = tagged, []
     if not index.assigns_inserts:
-        planned, plan_counts = plan_inserts(tagged, table, snapshot, index, spark)
+        planned, plan_counts = plan_inserts(tagged, table, snapshot, index, spark, release)
         counts.update(plan_counts)
     t1 = time.perf_counter()
-    stats = write_file_groups(planned, table, index, instant, spark, snapshot, partitions)
+    try:
+        stats = write_file_groups(planned, table, index, instant, spark, snapshot, partitions)
+    finally:
+        for drop in release:
+            drop()
     write_s = time.perf_counter() - t1
     crash_if("after_write")
 

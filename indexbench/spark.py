@@ -69,10 +69,27 @@ def get_session(
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     if os.environ.get(PLAIN_SIGINT_ENV) and threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGINT, signal.default_int_handler)
+        signal.signal(signal.SIGINT, _interrupt)
     if shuffle_partitions is None and "spark.sql.shuffle.partitions" not in (conf or {}):
         spark.conf.set("spark.sql.shuffle.partitions", str(2 * cluster_cores(spark)))
     return spark
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    """Cancel the running jobs from another thread (its own py4j connection, so no
+    reentrant call into the one the main thread is blocked in), then raise."""
+    from pyspark import SparkContext
+
+    sc = SparkContext._active_spark_context
+    if sc is not None:
+        def cancel() -> None:
+            try:
+                sc.cancelAllJobs()
+            except Exception:  # noqa: BLE001 (the command is exiting either way)
+                pass
+
+        threading.Thread(target=cancel, name="cancel-jobs", daemon=True).start()
+    raise KeyboardInterrupt
 
 
 def _launch_filtered_jvm(master: str, app_name: str, options: dict[str, str]) -> None:
@@ -85,8 +102,8 @@ def _launch_filtered_jvm(master: str, app_name: str, options: dict[str, str]) ->
     from pyspark import SparkConf, SparkContext
     from pyspark.java_gateway import launch_gateway
 
-    if SparkContext._gateway is not None:
-        return
+    if SparkContext._gateway is not None or os.environ.get("PYSPARK_GATEWAY_PORT"):
+        return  # a JVM exists already (this process's, or spark-submit's)
     conf = SparkConf(loadDefaults=False).setMaster(master).setAppName(app_name)
     for key, value in options.items():
         conf.set(key, value)
@@ -96,9 +113,13 @@ def _launch_filtered_jvm(master: str, app_name: str, options: dict[str, str]) ->
     stream = gateway.proc.stderr
 
     def forward() -> None:
+        """Drain the pipe until the JVM exits: a JVM blocked on a full pipe would hang."""
         for line in iter(stream.readline, b""):
             if not line.startswith(_JVM_NOISE):
-                os.write(2, line)
+                try:
+                    os.write(2, line)
+                except OSError:  # stderr closed or a broken pipe: keep draining
+                    pass
 
     threading.Thread(target=forward, name="jvm-stderr", daemon=True).start()
 
@@ -113,7 +134,9 @@ def cluster_cores(spark: SparkSession, wait_s: float = EXECUTOR_WAIT_S) -> int:
     no minimum), so this waits for the first one, then until no other came for 0.5 s.
     """
     sc = spark.sparkContext
-    if sc.master.startswith("local"):
+    dynamic = sc.getConf().get("spark.dynamicAllocation.enabled", "false") == "true"
+    if sc.master == "local" or sc.master.startswith("local[") or dynamic:
+        # local: the cores are known; dynamic allocation: no executor before a job asks
         return sc.defaultParallelism
     status = sc._jsc.sc().getExecutorMemoryStatus  # the driver is one of its entries
     deadline = time.monotonic() + wait_s

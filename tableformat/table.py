@@ -96,6 +96,11 @@ class TableConfig:
     @classmethod
     def from_properties(cls, props: dict[str, str]) -> TableConfig:
         known = {*hp.HUDI_OWNED_KEYS, INDEX_TYPE, *IDENTITY_KEYS}
+        needed = (hp.NAME, KEY_FIELD, PARTITION_FIELD, ORDERING_FIELD, INDEX_NAME, INDEX_TYPE)
+        missing = [k for k in needed if k not in props]
+        if missing:  # e.g. a table Hudi itself wrote: not one of this harness's tables
+            raise TableConfigError("hoodie.properties lacks " + ", ".join(missing)
+                                   + ": not a table written by indexbench")
         return cls(
             name=props[hp.NAME],
             record_key_field=props[KEY_FIELD],
@@ -156,7 +161,8 @@ class Table:
     """A table on any pyarrow file system; cheap to construct, reads lazily."""
 
     def __init__(self, uri: str):
-        self.uri = uri
+        # absolute: executors resolve a relative path against their own working directory
+        self.uri = uri if "://" in uri else os.path.abspath(uri)
         self.fs, self.root = tfs.resolve(uri)
         self.meta = tfs.join(self.root, HOODIE)
         self._lock_token: str | None = None

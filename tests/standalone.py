@@ -14,6 +14,7 @@ first failure and exits with its code.
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -36,10 +37,10 @@ def _free_port() -> int:
 
 def _spark_class(cls: str, args: list[str], log: str, env: dict[str, str]) -> subprocess.Popen:
     spark_home = os.path.dirname(pyspark.__file__)
-    out = open(log, "wb")  # noqa: SIM115 (closed when the daemon is stopped)
-    return subprocess.Popen([os.path.join(spark_home, "bin", "spark-class"), cls, *args],
-                            stdout=out, stderr=subprocess.STDOUT, env=env,
-                            start_new_session=True)
+    with open(log, "wb") as out:  # the child keeps its own copy of the descriptor
+        return subprocess.Popen([os.path.join(spark_home, "bin", "spark-class"), cls, *args],
+                                stdout=out, stderr=subprocess.STDOUT, env=env,
+                                start_new_session=True)
 
 
 def _wait_for(log: str, text: str, proc: subprocess.Popen, timeout: float) -> None:
@@ -65,14 +66,13 @@ def _stop(proc: subprocess.Popen) -> None:
             proc.wait()
         except ProcessLookupError:
             pass
-    if proc.stdout:
-        proc.stdout.close()
 
 
 @contextmanager
 def standalone_cluster(cores: int = 2, memory: str = "4g",
                        workdir: str | None = None) -> Iterator[str]:
     """Start a master and a worker with ``cores`` cores; yield the master's URL."""
+    own_root = workdir is None
     root = workdir or tempfile.mkdtemp(prefix="indexbench-standalone-")
     os.makedirs(root, exist_ok=True)
     env = dict(os.environ, SPARK_HOME=os.path.dirname(pyspark.__file__),
@@ -99,6 +99,8 @@ def standalone_cluster(cores: int = 2, memory: str = "4g",
     finally:
         for proc in reversed(daemons):
             _stop(proc)
+        if own_root:
+            shutil.rmtree(root, ignore_errors=True)
 
 
 def main(argv: list[str]) -> int:

@@ -127,6 +127,31 @@ def test_bad_input_is_refused_before_spark_starts(no_spark, capsys, tmp_path, ar
     assert len(out.err.strip().splitlines()) == 1 and "Traceback" not in out.err
 
 
+def test_usage_errors_and_foreign_tables_are_one_line_and_exit_2(no_spark, capsys, tmp_path):
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(["run", "--index", "nope"])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: indexbench run: argument --index") and err.count("\n") == 1
+    foreign = tmp_path / "hudi_table" / ".hoodie"  # written by Hudi, not by indexbench
+    foreign.mkdir(parents=True)
+    (foreign / "hoodie.properties").write_text("hoodie.table.name=t\nhoodie.table.version=6\n")
+    assert cli.main(["verify", str(foreign.parent)]) == 2
+    out = capsys.readouterr()
+    assert out.err.startswith("error: hoodie.properties lacks") and not out.out
+
+
+def test_a_failure_that_is_not_an_input_error_is_one_line_and_exits_1(monkeypatch, capsys):
+    def broken(args):
+        raise RuntimeError("executor lost\n\tat org.apache.spark.Something")
+
+    monkeypatch.setattr(cli, "cmd_list", broken)
+    assert cli.main(["list"]) == 1
+    out = capsys.readouterr()
+    assert out.err.strip().splitlines() == [
+        "error: RuntimeError: executor lost (--verbose for the rest)"]
+
+
 def test_interrupt_prints_one_line_and_exits_130(monkeypatch, capsys):
     def interrupted(args):
         raise KeyboardInterrupt
@@ -154,11 +179,15 @@ def test_ctrl_c_during_a_run_prints_one_line_and_exits_130(tmp_path):
     deadline = time.monotonic() + 120
     while not list(table.glob("*.inflight")) and time.monotonic() < deadline:
         time.sleep(0.2)  # until a batch is being written
+    sent = time.monotonic()
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=120)
+    # the running job is cancelled, not waited for (the load alone takes longer than this)
+    assert time.monotonic() - sent < 15
     assert proc.returncode == 130, err.decode()[-2000:]
     assert err.decode().strip().splitlines() == [
         "interrupted; the unfinished instant will be rolled back by the next run"]
+    assert not list(table.glob("*.commit"))  # nothing became visible
 
 
 def test_default_output_directory_names_the_run_id(spark, tmp_path, monkeypatch):

@@ -17,9 +17,9 @@ from tableformat.table import LOCK
 pytestmark = pytest.mark.slow
 
 
-def _cli(*args: str) -> subprocess.CompletedProcess:
+def _cli(*args: str, cwd) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "indexbench", *args], capture_output=True,
-                          text=True, timeout=600)
+                          text=True, timeout=600, cwd=cwd)
 
 
 def test_compare_and_verify_on_a_standalone_cluster(tmp_path):
@@ -27,8 +27,10 @@ def test_compare_and_verify_on_a_standalone_cluster(tmp_path):
 
     out = tmp_path / "out"
     with standalone_cluster(cores=2, memory="2g", workdir=str(tmp_path / "spark")) as url:
+        # a relative --out: executors must get the table's absolute path, not resolve it
+        # against their own working directory
         run = _cli("compare", "--initial-records", "2000", "--batches", "1",
-                   "--batch-size", "500", "--master", url, "--out", str(out))
+                   "--batch-size", "500", "--master", url, "--out", "out", cwd=tmp_path)
         assert run.returncode == 0, run.stderr[-2000:]
         assert "Traceback" not in run.stderr
         facts = json.load(open(out / "run.json"))
@@ -40,7 +42,7 @@ def test_compare_and_verify_on_a_standalone_cluster(tmp_path):
         assert (metrics.groupby("index")["input_records"].apply(list)
                 .map(lambda v: v == [2000, 500]).all())
         tables = sorted(str(p) for p in (out / "tables").iterdir())
-        check = _cli("verify", *tables, "--master", url)
+        check = _cli("verify", *tables, "--master", url, cwd=tmp_path)
         assert check.returncode == 0, check.stdout + check.stderr[-2000:]
         assert check.stdout.count("every invariant holds") == len(indexes.names())
     # the daemons are gone: nothing listens on the master's port any more

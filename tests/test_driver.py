@@ -138,6 +138,18 @@ def test_bad_input_is_refused_and_table_unchanged(spark, tmp_path, index_name):
     assert verify_table(spark, uri) == []
 
 
+def test_a_column_hudi_cannot_store_is_refused_before_anything_is_written(spark, tmp_path):
+    """The commit records the Avro schema: a type Avro has no form for fails validation."""
+    uri = str(tmp_path / "t")
+    table, index = table_with_two_records(spark, uri, "simple-bucket")
+    before = table_files(uri)
+    df = spark.sql("select 'a' as key, 'p' as dt, 3L as ts, 'x' as payload, "
+                   "map(1, 'one') as m")
+    with table, pytest.raises(InvalidBatchError, match="Hudi cannot store.*string keys"):
+        upsert(spark, table, index, df)
+    assert table_files(uri) == before
+
+
 def test_reopen_with_other_index_or_params_is_an_error(spark, tmp_path):
     uri = str(tmp_path / "t")
     open_table(uri, "simple-bucket", {"num_buckets": 4})

@@ -19,9 +19,9 @@ def test_a_batch_plans_its_own_partitions_and_restores_the_sessions(spark, tmp_p
     seen: list[int] = []
     real = driver.write_file_groups
 
-    def spy(planned, table, index, instant, spark_, snapshot):
-        seen.append(int(spark_.conf.get("spark.sql.shuffle.partitions")))
-        return real(planned, table, index, instant, spark_, snapshot)
+    def spy(*args, **kwargs):
+        seen.append(int(spark.conf.get("spark.sql.shuffle.partitions")))
+        return real(*args, **kwargs)
 
     monkeypatch.setattr(driver, "write_file_groups", spy)
     monkeypatch.setattr(driver, "shuffle_partitions_for", lambda base, size: base + 3)

@@ -57,7 +57,21 @@ class BloomSpark(SparkAdapter):
         return {p: FileRanges.build(g["file_id"], g["min_key"], g["max_key"])
                 for p, g in out.groupby("partition")}
 
+    _broadcasts: tuple = ()
+
+    def _release(self) -> None:
+        """Drop the last batch's broadcasts (kept until its commit: a cached partition of
+        the tagged batch lost with an executor is recomputed from them)."""
+        for bc in self._broadcasts:
+            bc.destroy()
+        self._broadcasts = ()
+
+    def after_commit(self, instant: str, ok: bool) -> dict[str, float]:
+        self._release()
+        return {}
+
     def tag_location(self, batch, ctx: TagContext):
+        self._release()  # a batch that failed before its commit left them
         cfg = ctx.table.config
         key_field, part_field = cfg.record_key_field, cfg.partition_field
         ranges = self._load_ranges(ctx)
@@ -73,6 +87,7 @@ class BloomSpark(SparkAdapter):
         prune = self.index.params["prune_by_ranges"]
         paths = {(s.partition, s.file_id): s.path for s in ctx.snapshot.in_partitions(ranges)}
         bc_paths = ctx.spark.sparkContext.broadcast(paths)
+        self._broadcasts = (bc_ranges, bc_paths)
         table_uri, acc = ctx.table.uri, ctx.counters
 
         new_filter = self.index.filter_factory()  # every file of the table shares its hashing
