@@ -52,6 +52,11 @@ def get_session(
         "spark.ui.showConsoleProgress": "false",
         "spark.sql.execution.arrow.pyspark.enabled": "true",
         "spark.sql.session.timeZone": "UTC",
+        # The driver sizes every shuffle itself (2 partitions per core, more for big
+        # batches) and joins only on unique (partition, key): adaptive execution would add
+        # nothing but a job per query stage, a fixed cost that a cluster pays per job
+        # (7-10% of a small compare on spark://, about 2% on local[*]).
+        "spark.sql.adaptive.enabled": "false",
         "spark.driver.memory": os.environ.get("INDEXBENCH_DRIVER_MEMORY", "4g"),
     }
     if shuffle_partitions is not None:
