@@ -393,17 +393,21 @@ def main(argv: list[str] | None = None) -> int:
         env["INDEXBENCH_VERBOSE"] = "1"
     saved = {k: os.environ.get(k) for k in env}
     os.environ.update(env)
+    if "indexbench.spark" in sys.modules:  # an earlier in-process command's interrupt
+        sys.modules["indexbench.spark"].interrupted.clear()
     quiet_py4j = logging.NullHandler()  # py4j logs tracebacks to the root logger
     logging.getLogger().addHandler(quiet_py4j)
     try:
         return args.func(args)
-    except (IndexBenchError, ValueError, FileNotFoundError) as exc:
-        _error(exc, args.verbose)
-        return 2
     except KeyboardInterrupt:
-        errors.print("interrupted; the unfinished instant will be rolled back by the next run")
-        return 130
+        return _interrupted()
     except Exception as exc:  # noqa: BLE001 (a failed Spark job, a bug: one line, exit 1)
+        session = sys.modules.get("indexbench.spark")  # not imported: Spark never ran
+        if session is not None and session.interrupted.is_set():
+            return _interrupted()  # raised while Ctrl-C unwound through py4j calls
+        if isinstance(exc, (IndexBenchError, ValueError, FileNotFoundError)):
+            _error(exc, args.verbose)
+            return 2
         _error(exc, args.verbose, kind=f"{type(exc).__name__}: ")
         return 1
     finally:  # in-process callers (tests, notebooks) get their environment back
@@ -413,6 +417,11 @@ def main(argv: list[str] | None = None) -> int:
                 os.environ.pop(key, None)
             else:
                 os.environ[key] = value
+
+
+def _interrupted() -> int:
+    errors.print("interrupted; the unfinished instant will be rolled back by the next run")
+    return 130
 
 
 def _error(exc: BaseException, verbose: bool, kind: str = "") -> None:

@@ -80,11 +80,18 @@ def get_session(
     return spark
 
 
+# Set by the command line's SIGINT handler: an error raised while the interrupt unwinds
+# (a py4j call in a ``finally`` meeting the connection the interrupt broke) is the
+# interrupt's, not a failure of its own.
+interrupted = threading.Event()
+
+
 def _interrupt(signum: int, frame: object) -> None:
     """Cancel the running jobs from another thread (its own py4j connection, so no
     reentrant call into the one the main thread is blocked in), then raise."""
     from pyspark import SparkContext
 
+    interrupted.set()
     sc = SparkContext._active_spark_context
     if sc is not None:
         def cancel() -> None:

@@ -152,6 +152,26 @@ def test_a_failure_that_is_not_an_input_error_is_one_line_and_exits_1(monkeypatc
         "error: RuntimeError: executor lost (--verbose for the rest)"]
 
 
+def test_an_error_raised_while_ctrl_c_unwinds_is_the_interrupt(monkeypatch, capsys):
+    """py4j calls in ``finally`` blocks may fail on the connection the interrupt broke."""
+    import indexbench.spark as session
+
+    def interrupted_then_broken(args):
+        session.interrupted.set()
+        try:
+            raise KeyboardInterrupt
+        finally:
+            raise RuntimeError("Answer from Java side is empty")
+
+    monkeypatch.setattr(cli, "cmd_list", interrupted_then_broken)
+    try:
+        assert cli.main(["list"]) == 130
+    finally:
+        session.interrupted.clear()
+    assert capsys.readouterr().err.strip().splitlines() == [
+        "interrupted; the unfinished instant will be rolled back by the next run"]
+
+
 def test_interrupt_prints_one_line_and_exits_130(monkeypatch, capsys):
     def interrupted(args):
         raise KeyboardInterrupt
