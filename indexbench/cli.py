@@ -249,9 +249,10 @@ def cmd_verify(args: argparse.Namespace) -> int:
     from tableformat.table import Table
 
     for uri in args.tables:  # a usage error (2), not a violation (1), before Spark starts
-        if not Table(uri).exists():
+        table = Table(uri)
+        if not table.exists():
             raise IndexBenchError(f"{uri}: no table here (no .hoodie/hoodie.properties)")
-        Table(uri).config  # noqa: B018 (a table indexbench did not write: refused here)
+        table.config  # noqa: B018 (a table indexbench did not write: refused here)
     spark = get_session(args.master)
     failed = 0
     for uri in args.tables:

@@ -208,21 +208,19 @@ def plan_inserts(tagged: DataFrame, table: Table, snapshot: Snapshot, index: Rec
 
 def write_file_groups(planned: DataFrame, table: Table, index: RecordIndex, instant: str,
                       spark: SparkSession, snapshot: Snapshot,
-                      partitions: list[str] | None = None) -> list[dict]:
+                      partitions: list[str]) -> list[dict]:
     """One task per target file group merges and writes it; one stat row comes back each.
 
     Executors get the previous base file of the file groups in the batch's ``partitions``
-    only (all of the snapshot's if not given): what is broadcast grows with the
-    partitions a batch touches, not with the table.
+    only: what is broadcast grows with the partitions a batch touches, not the table.
     """
     cfg = table.config
     data_cols = [c for c in planned.columns if c not in (FILE_ID_COL, BUCKET_COL)]
     data_schema = to_arrow_schema(planned.select(data_cols).schema)
     spec = MergeSpec(table.uri, instant, cfg.record_key_field, cfg.partition_field,
                      cfg.ordering_field, data_schema)
-    slices = (snapshot.slices.values() if partitions is None
-              else snapshot.in_partitions(partitions))
-    prev = spark.sparkContext.broadcast({(s.partition, s.file_id): s.path for s in slices})
+    prev = spark.sparkContext.broadcast(
+        {(s.partition, s.file_id): s.path for s in snapshot.in_partitions(partitions)})
     footer_fn = index.base_file_footer
 
     def write_group(group):

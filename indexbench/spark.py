@@ -20,11 +20,10 @@ SHUFFLE_PARTITION_BYTES = 128 << 20
 EXECUTOR_WAIT_S = 60.0
 # A line the JVM prints on every start (Spark's launcher always adds the module), not a log.
 _JVM_NOISE = (b"WARNING: Using incubator modules: jdk.incubator.vector",)
-# Set by the command line: Ctrl-C raises KeyboardInterrupt and nothing else. PySpark's
-# own SIGINT handler calls cancelAllJobs through py4j while the main thread is inside a
-# py4j call, which prints two pages of "reentrant call" tracebacks; a command that is
-# exiting needs neither (the JVM is its child and ends with it). Notebooks keep PySpark's
-# handler: a cell's interrupt should cancel its jobs and keep the kernel.
+# Set by the command line: Ctrl-C cancels the jobs from another thread and raises
+# KeyboardInterrupt (``_interrupt``). PySpark's own SIGINT handler calls cancelAllJobs
+# through the py4j connection the main thread is blocked in, which prints two pages of
+# "reentrant call" tracebacks. Notebooks keep PySpark's handler.
 PLAIN_SIGINT_ENV = "INDEXBENCH_PLAIN_SIGINT"
 QUIET_LOG4J = os.path.join(os.path.dirname(os.path.abspath(__file__)), "log4j2-quiet.properties")
 
