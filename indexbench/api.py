@@ -43,6 +43,8 @@ def load_workload(workload: str | workloads.Workload = "uniform", batches: int |
 def workload_fingerprint(w: workloads.Workload) -> str:
     """What makes two runs' batches identical (everything but the batch count)."""
     spec = {k: v for k, v in sorted(vars(w).items()) if k not in ("batches", "description")}
+    if not w.delete_fraction:  # a field added later: delete-free workloads keep their print
+        spec.pop("delete_fraction")
     spec["update_keyspace"] = workloads.update_keyspace(w)  # zipfian: depends on batches
     return hashlib.sha256(json.dumps(spec, default=str).encode()).hexdigest()[:16]
 
@@ -243,6 +245,52 @@ def calibrate(run_dir: str, out: str | None = None, base: str = "local",
     return profile, report_
 
 
+def delete(table: str, keys: Any, *, spark=None, master: str | None = None,
+           progress: Progress | None = None) -> pd.DataFrame:
+    """Delete records by key: Hudi's ``delete`` operation on a table ``run`` wrote.
+
+    ``keys``: a Spark or pandas DataFrame with the table's record key and partition
+    columns (a record is a (partition, key): the indexes are non-global), and optionally
+    its ordering column. A row without an ordering value deletes the stored record
+    whatever its ordering value (Hudi's ``EmptyHoodieRecordPayload``); one with a value
+    deletes only a record not newer than it (Hudi's ``_hoodie_is_deleted`` rule). Keys
+    the table does not hold are ignored. One commit (``operationType = DELETE``) through
+    the table's own index; returns its metrics row (``operation = "delete"``, the
+    records removed in ``deletes``).
+    """
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    from indexbench.driver import open_table, upsert
+    from indexbench.spark import get_session
+    from tableformat.basefile import IS_DELETED
+    from tableformat.table import Table
+
+    spark = spark or get_session(master)
+    existing = Table(table)
+    if not existing.exists():
+        raise IndexBenchError(f"{table}: no table here (no .hoodie/hoodie.properties)")
+    tbl, idx = open_table(table, existing.config.index_name)
+    cfg = tbl.config
+    df = keys if not isinstance(keys, pd.DataFrame) else spark.createDataFrame(keys)
+    for role, name in (("record key", cfg.record_key_field), ("partition", cfg.partition_field)):
+        if name not in df.columns:
+            raise IndexBenchError(f"the keys to delete have no {role} column {name!r}")
+    schema = tbl.snapshot().schema
+    if schema is None:
+        raise IndexBenchError(f"{table}: the table has no records to delete yet")
+    fields = T.StructType.fromJson(json.loads(schema)).fields
+    batch = df.select(*[(F.col(f.name) if f.name in df.columns else F.lit(None))
+                        .cast(f.dataType).alias(f.name) for f in fields],
+                      F.lit(True).alias(IS_DELETED))
+    with tbl:
+        result = upsert(spark, tbl, idx, batch, batch_no=0, operation="DELETE")
+    row = {"index": idx.name, **result.metrics, "operation": "delete"}
+    if progress:
+        progress(row)
+    return m.to_frame([row])
+
+
 def verify(table: str, spark=None, master: str | None = None) -> list[str]:
     """Check a table's invariants; returns the problems found (empty = all hold)."""
     from indexbench.spark import get_session
@@ -268,5 +316,5 @@ def report(dirs: str | os.PathLike | Sequence[str | os.PathLike] = (), out: str 
     return reports.write_report(dirs, out, asv_results=asv_results, strict=strict)
 
 
-__all__ = ["run", "compare", "run_peer", "sim", "calibrate", "verify", "summary", "report",
-           "load_workload", "IndexBenchError"]
+__all__ = ["run", "compare", "run_peer", "delete", "sim", "calibrate", "verify", "summary",
+           "report", "load_workload", "IndexBenchError"]

@@ -27,6 +27,7 @@ def parse_sets(values: list[str] | None) -> dict[str, dict[str, str]]:
     A bare key goes to every index that knows it; ``index:key`` to that index only.
     """
     import indexes
+    from indexes.base import refuse_global
     from tableformat.errors import IndexBenchError
 
     out: dict[str, dict[str, str]] = {n: {} for n in indexes.names()}
@@ -41,6 +42,7 @@ def parse_sets(values: list[str] | None) -> dict[str, dict[str, str]]:
         key, _, value = item.partition("=")
         owners = [n for n in out if key.strip() in indexes.index_class(n).param_keys()]
         if not owners:
+            refuse_global(key.strip())
             raise IndexBenchError(f"--set {key}: no index has this parameter")
         for n in owners:
             out[n][key.strip()] = value.strip()
@@ -386,7 +388,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Exit codes: 0 done, 1 a violated invariant or a failed run, 2 a usage or input
     error, 130 interrupted; errors are one line on stderr (``--verbose`` adds tracebacks)."""
-    from tableformat.errors import IndexBenchError
+    from tableformat.errors import IndexBenchError, WriteFailedError
 
     args = build_parser().parse_args(argv)
     env = {"INDEXBENCH_PLAIN_SIGINT": "1"}  # see indexbench.spark.PLAIN_SIGINT_ENV
@@ -406,6 +408,9 @@ def main(argv: list[str] | None = None) -> int:
         session = sys.modules.get("indexbench.spark")  # not imported: Spark never ran
         if session is not None and session.interrupted.is_set():
             return _interrupted()  # raised while Ctrl-C unwound through py4j calls
+        if isinstance(exc, WriteFailedError):
+            _error(exc, args.verbose)
+            return 1
         if isinstance(exc, (IndexBenchError, ValueError, FileNotFoundError)):
             _error(exc, args.verbose)
             return 2

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,11 +27,23 @@ from indexes import get as get_index
 from indexes import index_class
 from indexes.base import BUCKET_COL, FILE_ID_COL, CommitContext, RecordIndex, TagContext
 from indexes.counters import new_counters
-from tableformat import sizing
+from tableformat import partition_path, sizing
+from tableformat.abort import abort_instant
 from tableformat.avro_schema import avro_schema_json
+from tableformat.basefile import IS_DELETED
 from tableformat.commit_metadata import SPARK_SCHEMA_KEY
-from tableformat.errors import InvalidBatchError, TableConfigError
-from tableformat.faults import CRASH_ENV, crash_if  # noqa: F401 (CRASH_ENV: tests' name)
+from tableformat.errors import (
+    IndexBenchError,
+    InvalidBatchError,
+    TableConfigError,
+    WriteFailedError,
+)
+from tableformat.faults import (  # noqa: F401 (CRASH_ENV: tests' name)
+    CRASH_ENV,
+    FAIL_TASK_PROPERTY,
+    SimulatedCrash,
+    crash_if,
+)
 from tableformat.rows import WriteTotals, upsert_row
 from tableformat.table import Snapshot, Table, TableConfig, stats_by_partition
 
@@ -79,6 +92,11 @@ def open_table(uri: str, index_name: str, explicit_params: dict[str, Any] | None
     return Table.create_or_open(uri, config), index
 
 
+def data_schema(schema: T.StructType) -> T.StructType:
+    """The columns a table stores: the batch's, without the delete marker."""
+    return T.StructType([f for f in schema.fields if f.name != IS_DELETED])
+
+
 def validate_batch(batch: DataFrame, config: TableConfig, table_schema: str | None
                    ) -> tuple[int, list[str]]:
     """Refuse a bad batch before anything is written, naming the problem.
@@ -99,16 +117,20 @@ def validate_batch(batch: DataFrame, config: TableConfig, table_schema: str | No
     if not isinstance(fields[config.ordering_field].dataType, ORDERING_TYPES):
         raise InvalidBatchError(
             f"ordering column {config.ordering_field!r} has an unorderable type")
+    if IS_DELETED in fields and not isinstance(fields[IS_DELETED].dataType, T.BooleanType):
+        raise InvalidBatchError(f"the delete marker column {IS_DELETED} must be a boolean, "
+                                f"not {fields[IS_DELETED].dataType.simpleString()}")
+    stored = data_schema(batch.schema)
     try:  # the commit records the data's Avro schema, as Hudi does: refuse it here, not then
-        avro_schema_json(batch.schema.json(), config.name)
+        avro_schema_json(stored.json(), config.name)
     except ValueError as exc:
         raise InvalidBatchError(f"the batch has a column Hudi cannot store: {exc}") from None
-    bad = [c for c in fields if c.startswith("_hoodie")]
+    bad = [c for c in fields if c.startswith("_hoodie") and c != IS_DELETED]
     if bad:
         raise InvalidBatchError(f"column names starting with _hoodie are reserved: {bad}")
     if table_schema is not None:
         want = T.StructType.fromJson(json.loads(table_schema))
-        have = {f.name: f.dataType for f in batch.schema.fields}
+        have = {f.name: f.dataType for f in stored.fields}
         wanted = {f.name: f.dataType for f in want.fields}
         problems = [f"{n}: table has {t.simpleString()}, batch has "
                     f"{have[n].simpleString() if n in have else 'no such column'}"
@@ -119,33 +141,70 @@ def validate_batch(batch: DataFrame, config: TableConfig, table_schema: str | No
                                     + "; ".join(problems))
     key, part, order = (F.col(config.record_key_field), F.col(config.partition_field),
                         F.col(config.ordering_field))
-    row = batch.agg(
-        F.count(F.lit(1)).alias("rows"),
-        F.collect_set(part).alias("partitions"),
-        F.sum(F.when(key.isNull(), 1).otherwise(0)).alias("null_keys"),
-        F.sum(F.when(key == "", 1).otherwise(0)).alias("empty_keys"),
-        F.sum(F.when(part.isNull() | (part == ""), 1).otherwise(0)).alias("bad_partitions"),
-        F.sum(F.when(part.contains("..") | part.startswith("/"), 1).otherwise(0)).alias("unsafe"),
-        F.sum(F.when(order.isNull(), 1).otherwise(0)).alias("null_ordering"),
-    ).first()
-    messages = {
-        "null_keys": f"null record key ({config.record_key_field})",
-        "empty_keys": f"empty record key ({config.record_key_field})",
-        "bad_partitions": f"null or empty partition value ({config.partition_field})",
-        "unsafe": f"partition value with '..' or a leading '/' ({config.partition_field})",
-        "null_ordering": f"null ordering value ({config.ordering_field})",
+    deleted = F.coalesce(F.col(IS_DELETED), F.lit(False)) if IS_DELETED in fields \
+        else F.lit(False)
+    checks = {
+        "null_keys": (key.isNull(), f"null record key ({config.record_key_field})"),
+        "empty_keys": (key == "", f"empty record key ({config.record_key_field})"),
+        # a delete may come without an ordering value: it deletes whatever is stored
+        "null_ordering": (order.isNull() & ~deleted,
+                          f"null ordering value ({config.ordering_field})"),
     }
-    found = [f"{row[k]} record(s) with {msg}" for k, msg in messages.items() if row[k]]
+    if isinstance(fields[config.ordering_field].dataType, (T.DoubleType, T.FloatType)):
+        checks["nan_ordering"] = (F.isnan(order), f"NaN ordering value ({config.ordering_field}); "
+                                  "NaN has no place in an order, so it is refused")
+    for rule, cond in _partition_rule_columns(part).items():
+        checks[rule.name] = (cond, f"{rule.message} ({config.partition_field})")
+    aggs = [F.count(F.lit(1)).alias("rows"), F.collect_set(part).alias("partitions")]
+    for name, (cond, _) in checks.items():
+        aggs.append(F.sum(F.when(cond, 1).otherwise(0)).alias(name))
+        if name in _PARTITION_RULES:  # a few of the offending values, for the message
+            aggs.append(F.slice(F.collect_set(F.when(cond, part)), 1, 3).alias(f"{name}_eg"))
+    row = batch.agg(*aggs).first()
+    found = []
+    for name, (_, msg) in checks.items():
+        if row[name]:
+            eg = row[f"{name}_eg"] if f"{name}_eg" in row.asDict() else None
+            found.append(f"{row[name]} record(s) with {msg}"
+                         + (f", e.g. {', '.join(repr(v) for v in sorted(eg))}" if eg else ""))
     if found:
         raise InvalidBatchError("batch refused, nothing was written: " + "; ".join(found))
     return int(row["rows"]), sorted(p for p in row["partitions"] if p)
 
 
+_PARTITION_RULES = {r.name for r in partition_path.RULES}
+
+
+def _partition_rule_columns(part) -> dict:
+    """:data:`tableformat.partition_path.RULES` as Spark conditions on the partition column
+    (the same rules :func:`tableformat.partition_path.problems` checks in Python)."""
+    segs = F.split(part, "/", -1)
+    dots = (".", "..")
+    conds = {
+        "empty_partition": part.isNull() | (part == ""),
+        "empty_segment": (part != "") & F.exists(segs, lambda s: s == ""),
+        "dot_segment": F.exists(segs, lambda s: s.isin(*dots)),
+        "hidden_segment": F.exists(segs, lambda s: (s.startswith(".") | s.startswith("_"))
+                                   & ~s.isin(*dots)),
+        "control_char": part.rlike(partition_path.CONTROL_CLASS),
+        "too_long": F.octet_length(part) > partition_path.MAX_BYTES,
+        "segment_too_long": F.exists(
+            segs, lambda s: F.octet_length(s) > partition_path.MAX_SEGMENT_BYTES),
+    }
+    return {rule: F.coalesce(conds[rule.name], F.lit(False)) for rule in partition_path.RULES}
+
+
 def precombine_batch(batch: DataFrame, config: TableConfig) -> DataFrame:
-    """Hudi's combine-before-upsert: one record per (partition, key), larger ordering wins."""
+    """Hudi's combine-before-upsert: one record per (partition, key), larger ordering wins,
+    the later arrival on ties (as :mod:`tableformat.precombine`; Hudi leaves ties to the
+    order its reduce meets them). A delete without an ordering value ranks lowest.
+
+    ``batch`` must be persisted: the arrival order is its rows' order, read once."""
     w = Window.partitionBy(config.partition_field, config.record_key_field).orderBy(
-        F.col(config.ordering_field).desc())
-    return batch.withColumn("__rn", F.row_number().over(w)).where("__rn = 1").drop("__rn")
+        F.col(config.ordering_field).desc_nulls_last(), F.col("__arrival").desc())
+    return (batch.withColumn("__arrival", F.monotonically_increasing_id())
+            .withColumn("__rn", F.row_number().over(w)).where("__rn = 1")
+            .drop("__rn", "__arrival"))
 
 
 def plan_inserts(tagged: DataFrame, table: Table, snapshot: Snapshot, index: RecordIndex,
@@ -215,7 +274,7 @@ def write_file_groups(planned: DataFrame, table: Table, index: RecordIndex, inst
     only: what is broadcast grows with the partitions a batch touches, not the table.
     """
     cfg = table.config
-    data_cols = [c for c in planned.columns if c not in (FILE_ID_COL, BUCKET_COL)]
+    data_cols = [c for c in planned.columns if c not in (FILE_ID_COL, BUCKET_COL, IS_DELETED)]
     data_schema = to_arrow_schema(planned.select(data_cols).schema)
     spec = MergeSpec(table.uri, instant, cfg.record_key_field, cfg.partition_field,
                      cfg.ordering_field, data_schema)
@@ -230,12 +289,15 @@ def write_file_groups(planned: DataFrame, table: Table, index: RecordIndex, inst
 
         tc = TaskContext.get()
         token = f"{tc.partitionId()}-{tc.stageId()}-{tc.attemptNumber()}"
+        if tc.getLocalProperty(FAIL_TASK_PROPERTY) == str(tc.partitionId()):
+            raise OSError(f"injected write failure in task {tc.partitionId()} (a test)")
         partition = group.column(cfg.partition_field)[0].as_py()
         fid = group.column(FILE_ID_COL)[0].as_py()
         bucket = group.column(BUCKET_COL)[0].as_py()
         stat = merge_file_group(spec, partition, fid, group, prev.value.get((partition, fid)),
                                 token, footer_fn, bucket)
-        return pa.Table.from_pylist([stat], schema=WRITE_STATS_ARROW)
+        # None: only deletes of keys the group never had, and no base file: nothing written
+        return pa.Table.from_pylist([stat] if stat else [], schema=WRITE_STATS_ARROW)
 
     try:
         stats = (planned.groupBy(cfg.partition_field, FILE_ID_COL)
@@ -247,23 +309,44 @@ def write_file_groups(planned: DataFrame, table: Table, index: RecordIndex, inst
 
 
 def upsert(spark: SparkSession, table: Table, index: RecordIndex, batch: DataFrame,
-           batch_no: int = 0, extra_metadata: dict[str, str] | None = None) -> BatchResult:
+           batch_no: int = 0, extra_metadata: dict[str, str] | None = None,
+           operation: str = "UPSERT") -> BatchResult:
     """Upsert one batch; the caller holds the table's writer lock (``with table:``).
 
-    The batch's shuffles get the session's partitions (2 per core), or one per 128 MiB of
-    batch when that is more; the session's setting is restored afterwards.
+    Rows whose ``_hoodie_is_deleted`` is true delete their (partition, key) when their
+    ordering value is not older than the stored one (Hudi's delete marker); ``operation``
+    is the commit's ``operationType`` (``DELETE`` from :func:`indexbench.api.delete`).
+    A bad batch is refused before anything is written; a write that fails once started
+    (a Spark task raised) is undone on the spot (:mod:`tableformat.abort`), so either
+    way the table is byte-for-byte what it was. The batch's shuffles get the session's
+    partitions (2 per core), or one per 128 MiB of batch when that is more; the
+    session's setting is restored afterwards.
     """
     base_partitions = spark.conf.get("spark.sql.shuffle.partitions")
     try:
         return _upsert(spark, table, index, batch, batch_no, extra_metadata,
-                       int(base_partitions))
+                       int(base_partitions), operation)
     finally:
         spark.conf.set("spark.sql.shuffle.partitions", base_partitions)
 
 
+def failure_cause(exc: BaseException) -> str:
+    """The one line that names why a Spark job failed: the Python error a task raised
+    (the last ``Type: message`` line of its traceback), else the first line."""
+    lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
+    if not lines:
+        return type(exc).__name__
+    errors = [ln for ln in lines if _ERROR_LINE.match(ln)]
+    cause = errors[-1] if errors and "PythonException" in type(exc).__name__ else lines[0]
+    return cause if len(cause) <= 400 else cause[:397] + "..."
+
+
+_ERROR_LINE = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Violation|Interrupt)\b.*?:")
+
+
 def _upsert(spark: SparkSession, table: Table, index: RecordIndex, batch: DataFrame,
             batch_no: int, extra_metadata: dict[str, str] | None,
-            base_partitions: int) -> BatchResult:
+            base_partitions: int, operation: str) -> BatchResult:
     cfg = table.config
     t_start = time.perf_counter()
     snapshot = table.snapshot()
@@ -293,42 +376,21 @@ def _upsert(spark: SparkSession, table: Table, index: RecordIndex, batch: DataFr
             batch.unpersist()
 
     instant = table.start_instant()
-    counters = new_counters(spark)
-    ctx = TagContext(spark, table, snapshot, instant, partitions, counters)
-    t0 = time.perf_counter()
     try:
-        tagged = index.spark.tag_location(combined, ctx).persist(StorageLevel.MEMORY_AND_DISK)
-        records = tagged.count()
-    finally:
-        combined.unpersist()  # tagged is cached by now (or the batch failed)
-    tag_s = time.perf_counter() - t0
-    counts = dict(counters.value)
-
-    planned, release = tagged, []
-    if not index.assigns_inserts:
-        planned, plan_counts = plan_inserts(tagged, table, snapshot, index, spark, release)
-        counts.update(plan_counts)
-    t1 = time.perf_counter()
-    try:
-        stats = write_file_groups(planned, table, index, instant, spark, snapshot, partitions)
-    finally:
-        for drop in release:
-            drop()
-    write_s = time.perf_counter() - t1
-    crash_if("after_write")
-
-    t2 = time.perf_counter()
-    schema_json = batch.schema.json()
-    extra = index.spark.update_location(CommitContext(spark, table, instant, stats, tagged))
-    metadata = {
-        "operationType": "UPSERT",
-        "partitionToWriteStats": stats_by_partition(stats),
-        "extraMetadata": {SPARK_SCHEMA_KEY: schema_json, **(extra_metadata or {}), **extra},
-    }
-    crash_if("before_commit")
-    table.complete_instant(instant, metadata)
-    tagged.unpersist()
-    commit_s = time.perf_counter() - t2
+        stats, counts, records, timings = _write_instant(
+            spark, table, index, snapshot, instant, combined, partitions,
+            {SPARK_SCHEMA_KEY: data_schema(batch.schema).json(), **(extra_metadata or {})},
+            operation)
+    except (KeyboardInterrupt, SimulatedCrash):
+        # tasks may still be writing: the next writer rolls the instant back (as a crash)
+        _safe(index.spark.after_commit, instant, ok=False)
+        raise
+    except Exception as exc:
+        _abort(spark, table, index, instant)
+        if isinstance(exc, IndexBenchError):
+            raise  # the index's own refusal, as it is; the table is restored
+        raise WriteFailedError(f"batch {batch_no} failed and was rolled back, the table is "
+                               f"unchanged: {failure_cause(exc)}") from exc
     index_after = index.spark.after_commit(instant, ok=True)
 
     after = table.snapshot()
@@ -337,9 +399,85 @@ def _upsert(spark: SparkSession, table: Table, index: RecordIndex, batch: DataFr
         partitions_touched=len(partitions), counts=counts,
         writes=WriteTotals.from_stats(stats), after=after,
         timings={"generate_s": generate_s, "validate_s": validate_s,
-                 "precombine_s": precombine_s, "tag_s": tag_s, "write_s": write_s,
-                 "commit_s": commit_s,
+                 "precombine_s": precombine_s, **timings,
                  "total_s": time.perf_counter() - t_start})
     metrics.update(index.table_metrics(after))
     metrics.update(index_after)
     return BatchResult(instant, metrics, stats)
+
+
+def _write_instant(spark: SparkSession, table: Table, index: RecordIndex, snapshot: Snapshot,
+                   instant: str, combined: DataFrame, partitions: list[str],
+                   extra_metadata: dict[str, str], operation: str
+                   ) -> tuple[list[dict], dict, int, dict[str, float]]:
+    """Tag, plan, write, update the index and complete ``instant``: everything between
+    the inflight file and the commit file, which a failure undoes as a whole."""
+    counters = new_counters(spark)
+    ctx = TagContext(spark, table, snapshot, instant, partitions, counters)
+    t0 = time.perf_counter()
+    try:
+        tagged = index.spark.tag_location(combined, ctx)
+        if IS_DELETED in tagged.columns:  # a delete of a key the index did not find
+            tagged = tagged.where(F.col(FILE_ID_COL).isNotNull() | ~F.col(IS_DELETED))
+        tagged = tagged.persist(StorageLevel.MEMORY_AND_DISK)
+        records = tagged.count()
+    finally:
+        combined.unpersist()  # tagged is cached by now (or the batch failed)
+    tag_s = time.perf_counter() - t0
+    counts = dict(counters.value)
+
+    planned, release = tagged, []
+    try:
+        if not index.assigns_inserts:
+            planned, plan_counts = plan_inserts(tagged, table, snapshot, index, spark, release)
+            counts.update(plan_counts)
+        t1 = time.perf_counter()
+        try:
+            stats = write_file_groups(planned, table, index, instant, spark, snapshot,
+                                      partitions)
+        finally:
+            for drop in release:
+                drop()
+        write_s = time.perf_counter() - t1
+        crash_if("after_write")
+
+        t2 = time.perf_counter()
+        live = tagged.where(~F.col(IS_DELETED)) if IS_DELETED in tagged.columns else tagged
+        extra = index.spark.update_location(CommitContext(spark, table, instant, stats, live))
+        metadata = {
+            "operationType": operation,
+            "partitionToWriteStats": stats_by_partition(stats),
+            "extraMetadata": {**extra_metadata, **extra},
+        }
+        crash_if("before_commit")
+        table.complete_instant(instant, metadata)
+        commit_s = time.perf_counter() - t2
+    finally:
+        tagged.unpersist()
+    return stats, counts, records, {"tag_s": tag_s, "write_s": write_s, "commit_s": commit_s}
+
+
+def _abort(spark: SparkSession, table: Table, index: RecordIndex, instant: str) -> None:
+    """Undo a failed instant once no task of it can still write a file."""
+    _safe(index.spark.after_commit, instant, ok=False)
+    _quiesce(spark)
+    abort_instant(table, instant)
+
+
+def _quiesce(spark: SparkSession, timeout_s: float = 60.0) -> None:
+    """Wait until no executor runs a task: a failed job's other tasks are cancelled, but
+    a task already writing its file group finishes it first."""
+    tracker = spark.sparkContext._jsc.sc().statusTracker()
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if sum(e.numRunningTasks() for e in tracker.getExecutorInfos()) == 0:
+            return
+        time.sleep(0.05)
+
+
+def _safe(fn, *args, **kwargs) -> None:
+    """A clean-up step that must not mask the error being handled."""
+    try:
+        fn(*args, **kwargs)
+    except Exception:  # noqa: BLE001
+        pass

@@ -1,9 +1,10 @@
 """``indexbench verify``: a table's invariants, checked by Spark tasks over its files.
 
 Every committed file exists; every partition has Hudi's ``.hoodie_partition_metadata``;
-footer min/max and bloom filter hold every key of their file; keys are unique across the
-snapshot; the index's own invariants (bucket of every record, RLI coverage) hold. Only
-problems (bounded) come back to the driver.
+footer min/max and bloom filter hold every key of their file; records are unique across
+the snapshot under the table's key scope, (partition, key); the index's own invariants
+(bucket of every record, RLI coverage) hold. Only problems (bounded) come back to the
+driver.
 """
 
 from __future__ import annotations
@@ -81,16 +82,20 @@ def verify_table(spark: SparkSession, uri: str) -> list[str]:
             for part, path, rows in zip(pdf["partition"], pdf["path"], pdf["rows"], strict=True):
                 probs, keys = check_base_file(table, part, path, int(rows), index, snapshot)
                 out_p += probs
-                out_k.append(pd.DataFrame({"problem": None, "key": keys}))
-            yield pd.concat([pd.DataFrame({"problem": out_p, "key": None})] + out_k,
-                            ignore_index=True)
+                out_k.append(pd.DataFrame({"problem": None, "partition": part, "key": keys}))
+            yield pd.concat([pd.DataFrame({"problem": out_p, "partition": None, "key": None})]
+                            + out_k, ignore_index=True)
 
     n = max(1, min(len(slices), spark.sparkContext.defaultParallelism * 2))
-    checked = files.repartition(n).mapInPandas(check, "problem string, key string").persist()
+    checked = files.repartition(n).mapInPandas(
+        check, "problem string, partition string, key string").persist()
     problems += [r[0] for r in checked.where("problem is not null").limit(MAX_REPORTED * 10)
                  .collect()]  # ok: bounded by limit()
-    dups = (checked.where("key is not null").groupBy("key").count().where("count > 1")
-            .orderBy(F.desc("count")).limit(MAX_REPORTED).collect())  # ok: bounded
-    problems += [f"key {r['key']!r} is in {r['count']} files" for r in dups]
+    # uniqueness under the table's key scope: (partition, key) for a non-global index
+    dups = (checked.where("key is not null").groupBy("partition", "key").count()
+            .where("count > 1").orderBy(F.desc("count")).limit(MAX_REPORTED)
+            .collect())  # ok: bounded
+    problems += [f"key {r['key']!r} of partition {r['partition']!r} is in {r['count']} files"
+                 for r in dups]
     checked.unpersist()
     return problems

@@ -81,14 +81,25 @@ def merge_file_group(
     write_token: str,
     footer_fn: Callable[[pa.Array], tuple[dict[str, str], int]],
     bucket_id: int | None = None,
-) -> dict:
-    """Merge ``incoming`` into the file group's base file and write the new slice."""
+) -> dict | None:
+    """Merge ``incoming`` into the file group's base file and write the new slice.
+
+    Rows of ``incoming`` with ``_hoodie_is_deleted`` true remove their key when they win
+    (their ordering value is not older than the stored one, or they have none). Returns
+    the write stat, or None when nothing was written (deletes only, no base file yet)."""
     from tableformat.table import Table
 
     table = Table(spec.table_uri)
     key, order = spec.key_field, spec.ordering_field
     schema = spec.file_schema
-    fresh = precombine(incoming, key, order, spec.data_schema)
+    names = incoming.column_names if isinstance(incoming, pa.Table) else list(incoming.columns)
+    with_marker = spec.data_schema.append(pa.field(bf.IS_DELETED, pa.bool_())) \
+        if bf.IS_DELETED in names else spec.data_schema
+    fresh = precombine(incoming, key, order, with_marker)
+    deletes = np.zeros(fresh.num_rows, dtype=bool)
+    if bf.IS_DELETED in names:
+        deletes = fresh.column(bf.IS_DELETED).fill_null(False).to_numpy(zero_copy_only=False)
+        fresh = fresh.drop_columns([bf.IS_DELETED])
     merge_stats = IOStats()
     if prev_path is not None:
         old = bf.read_base_file(table.fs, table.abs_path(prev_path), merge_stats)
@@ -120,14 +131,19 @@ def merge_file_group(
         new_order = fresh.column(order).take(pa.array(upd))
         old_order = old.column(order).take(pa.array(pos_np[upd]))
         # Ties go to the incoming record; an older incoming record loses to the stored one.
-        # NaN orders above every number (Java's Double.compareTo, Arrow's sort).
+        # NaN orders above every number (Java's Double.compareTo, Arrow's sort): new
+        # batches cannot hold NaN (validation), tables written before may.
         wins = pc.greater_equal(new_order, old_order)
         if pa.types.is_floating(new_order.type):
             wins = pc.or_kleene(wins, pc.is_nan(new_order))
         wins = wins.fill_null(True)
         keep_new[upd] = wins.to_numpy(zero_copy_only=False)
     keep_old = np.ones(old.num_rows, dtype=bool)
-    keep_old[pos_np[is_update & keep_new]] = False
+    keep_old[pos_np[is_update & keep_new]] = False  # replaced, or deleted (a winning delete)
+    deleted = is_update & keep_new & deletes
+    keep_new &= ~deletes  # a delete is never written; one of an absent key does nothing
+    if prev_path is None and not keep_new.any():
+        return None  # only deletes of keys this new file group never had
     merged = pa.concat_tables([old.filter(pa.array(keep_old)),
                                fresh.filter(pa.array(keep_new))])
     merged = merged.take(pc.sort_indices(merged.column(bf.RECORD_KEY)))
@@ -137,15 +153,18 @@ def merge_file_group(
 
     keys = merged.column(bf.RECORD_KEY).combine_chunks()
     footer, index_bytes = footer_fn(keys)
-    min_key, max_key = keys[0].as_py(), keys[-1].as_py()
-    footer = {bf.MIN_KEY_FOOTER: min_key, bf.MAX_KEY_FOOTER: max_key, **footer}
+    # every record deleted: an empty base file, as Hudi's merge handle writes, with no range
+    min_key, max_key = (keys[0].as_py(), keys[-1].as_py()) if len(keys) else (None, None)
+    if len(keys):
+        footer = {bf.MIN_KEY_FOOTER: min_key, bf.MAX_KEY_FOOTER: max_key, **footer}
     table.fs.create_dir(table.abs_path(partition), recursive=True)
     size = bf.write_base_file(table.fs, table.abs_path(rel_path), merged, footer)
     return {
         "partitionPath": partition, "fileId": file_id, "path": rel_path,
         "prevCommit": bf.BaseFileName.parse(prev_path).instant if prev_path else "null",
-        "numWrites": merged.num_rows, "numInserts": int((~is_update).sum()),
-        "numUpdateWrites": int(is_update.sum()), "numDeletes": 0, "totalWriteBytes": size,
+        "numWrites": merged.num_rows, "numInserts": int((~is_update & ~deletes).sum()),
+        "numUpdateWrites": int((is_update & ~deletes).sum()),
+        "numDeletes": int(deleted.sum()), "totalWriteBytes": size,
         "indexBytes": index_bytes, "mergeFilesRead": merge_stats.files_read,
         "mergeBytesRead": merge_stats.bytes_read, "minRecordKey": min_key,
         "maxRecordKey": max_key, "bucketId": bucket_id,

@@ -27,6 +27,27 @@ FILE_ID_COL = "_hoodie_file_id"
 BUCKET_COL = "_hoodie_bucket_id"
 
 
+# Hudi settings that would make an index global (a record key unique across partitions,
+# moved when its partition changes). Every index here is non-global: a record is its
+# (partition path, record key), as Hudi's BLOOM, SIMPLE and BUCKET indexes and a
+# partitioned record index. Asked for, they are refused by name, not as "unknown".
+GLOBAL_INDEX_KEYS = {
+    "hoodie.index.type": "GLOBAL_BLOOM / GLOBAL_SIMPLE / RECORD_INDEX (global) are not "
+                         "implemented; pick an index with --index",
+    "hoodie.bloom.index.update.partition.path": "it applies to GLOBAL_BLOOM only",
+    "hoodie.simple.index.update.partition.path": "it applies to GLOBAL_SIMPLE only",
+    "hoodie.record.index.update.partition.path": "it applies to a global record index only",
+}
+
+
+def refuse_global(key: str) -> None:
+    """A clear refusal of a global-index setting (see :data:`GLOBAL_INDEX_KEYS`)."""
+    if key in GLOBAL_INDEX_KEYS:
+        raise IndexBenchError(
+            f"{key}: global indexes are not supported ({GLOBAL_INDEX_KEYS[key]}); every "
+            "index here is non-global: a record is its (partition, record key)")
+
+
 @dataclass(frozen=True)
 class Param:
     """One index parameter: its Python name, its Hudi-like property key and its type."""
@@ -103,6 +124,7 @@ class RecordIndex(ABC):
         for name, value in params.items():
             p = known.get(name) or by_key.get(name)
             if p is None:
+                refuse_global(name)
                 raise IndexBenchError(
                     f"unknown parameter {name!r} for index {self.name}; "
                     f"known: {', '.join(sorted(by_key))}")

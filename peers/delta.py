@@ -13,6 +13,16 @@ larger ordering value wins and a tie goes to the incoming record, Hudi's
 ``DefaultHoodieRecordPayload``. The batch comes from ``workloads.generator``, the same
 rows Spark's executors produce for the index runs.
 
+A workload with deletes (``delete_fraction > 0``) carries ``_hoodie_is_deleted``; the
+pre-combine keeps the winner's flag, and the MERGE applies the same rule to deletes:
+
+    MERGE INTO t USING s ON t.dt = s.dt AND t.key = s.key
+      WHEN MATCHED AND s.ts >= t.ts AND s._hoodie_is_deleted THEN DELETE
+      WHEN MATCHED AND s.ts >= t.ts AND NOT s._hoodie_is_deleted THEN UPDATE SET * (but the flag)
+      WHEN NOT MATCHED AND NOT s._hoodie_is_deleted THEN INSERT * (but the flag)
+
+so a delete of a missing key is a no-op and the flag is never stored.
+
 Timing (the driver's phases): ``generate_s`` builds the batch as Arrow, ``precombine_s``
 reduces it, ``write_s`` is the MERGE call (delta-rs joins, rewrites the touched files and
 commits inside it, so there is no separate ``tag_s``/``commit_s``), ``total_s`` all
@@ -43,6 +53,8 @@ SERIES = "delta-merge"  # the ``index`` value of its metrics rows
 KEY, PARTITION, ORDERING = "key", "dt", "ts"
 PREDICATE = f"t.{PARTITION} = s.{PARTITION} AND t.{KEY} = s.{KEY}"
 UPDATE_WHEN = f"s.{ORDERING} >= t.{ORDERING}"
+DELETED = G.DELETE_COLUMN  # Hudi's _hoodie_is_deleted: only in workloads with deletes
+DELETE_WHEN = f"{UPDATE_WHEN} AND s.{DELETED}"
 WORKLOAD_KEY = "indexbench.workload"
 BATCH_KEY = "indexbench.batch"
 # The batch is in memory: a materialised source lets delta-rs derive its early pruning
@@ -59,6 +71,8 @@ def describe() -> dict[str, Any]:
     return {"peer": NAME, "engine": "delta-rs MERGE", "deltalake": version,
             "merge_predicate": PREDICATE, "update_when": UPDATE_WHEN,
             "insert_when": "not matched", "partition_by": PARTITION,
+            "delete_when": f"{DELETE_WHEN} (workloads with deletes; then updates and "
+                           f"inserts also need NOT s.{DELETED})",
             "precombine": f"one record per ({PARTITION}, {KEY}): larger {ORDERING}, "
                           "later arrival on ties",
             "streamed_exec": STREAMED_EXEC}
@@ -125,16 +139,27 @@ class DeltaMergeTable:
         t_start = time.perf_counter()
         batch = G.batch_table(w, batch_no)
         t0 = time.perf_counter()
-        source = precombine(batch)
+        source = precombine(batch)  # whole rows: the winner keeps its delete flag
         t1 = time.perf_counter()
         merge = self.table.merge(
             source, PREDICATE, source_alias="s", target_alias="t",
             streamed_exec=STREAMED_EXEC,
             commit_properties=CommitProperties(custom_metadata={
                 WORKLOAD_KEY: self.fingerprint, BATCH_KEY: str(batch_no)}))
-        stats = merge.when_matched_update_all(predicate=UPDATE_WHEN) \
-            .when_not_matched_insert_all().execute()
+        has_deletes = DELETED in source.column_names
+        if has_deletes:  # the first matching clause applies; the flag is never stored
+            merge = merge.when_matched_delete(predicate=DELETE_WHEN) \
+                .when_matched_update_all(predicate=f"{UPDATE_WHEN} AND NOT s.{DELETED}",
+                                         except_cols=[DELETED]) \
+                .when_not_matched_insert_all(predicate=f"NOT s.{DELETED}",
+                                             except_cols=[DELETED])
+        else:
+            merge = merge.when_matched_update_all(predicate=UPDATE_WHEN) \
+                .when_not_matched_insert_all()
+        stats = merge.execute()
         t2 = time.perf_counter()
+        # delete records of the batch (after pre-combining), whether or not they matched
+        source_deletes = int(pc.sum(source[DELETED]).as_py() or 0) if has_deletes else 0
         timings = {"generate_s": t0 - t_start, "precombine_s": t1 - t0, "write_s": t2 - t1,
                    "total_s": t2 - t_start}
 
@@ -142,14 +167,20 @@ class DeltaMergeTable:
         added = [v for p, v in after.items() if p not in self._known]
         self._known = after
         inserted = int(stats["num_target_rows_inserted"])
+        extra = {}
+        if "num_target_rows_deleted" in stats:
+            # stored records removed: the delete records that matched and won on ts (the
+            # driver's numDeletes); 0 in a workload without deletes, as the driver's
+            extra["deletes"] = int(stats["num_target_rows_deleted"])
         return peer_upsert_row(
             batch_no=batch_no, input_records=batch.num_rows,
             records=source.num_rows,
             partitions_touched=len(pc.unique(source[PARTITION])),
             inserts=inserted,
             # Hudi counts an incoming record whose key exists as an update even when the
-            # stored record wins; delta's num_target_rows_updated only when s.ts >= t.ts
-            updates=int(stats["num_source_rows"]) - inserted,
+            # stored record wins; delta's num_target_rows_updated only when s.ts >= t.ts.
+            # Delete records are not updates (a delete of a missing key inserts nothing).
+            updates=int(stats["num_source_rows"]) - source_deletes - inserted,
             records_written=int(stats["num_output_rows"]),
             files_written=int(stats["num_target_files_added"]),
             bytes_written=sum(size for size, _n in added),
@@ -162,7 +193,7 @@ class DeltaMergeTable:
                    "peer_files_removed": int(stats["num_target_files_removed"]),
                    "peer_execution_s": stats["execution_time_ms"] / 1000,
                    "peer_scan_s": stats["scan_time_ms"] / 1000,
-                   "peer_rewrite_s": stats["rewrite_time_ms"] / 1000})
+                   "peer_rewrite_s": stats["rewrite_time_ms"] / 1000, **extra})
 
 
 def open_table(uri: str, fingerprint: str) -> DeltaMergeTable:

@@ -35,6 +35,7 @@ KNOWN_EXTRA_COLUMNS = frozenset({
     # driver
     "operation", "instant", "input_records", "table_records", "footers_read",
     "merge_files_read", "merge_bytes_read", "bucket_records_cov", "records_written",
+    "deletes",
     # simulator (modelled figures are the model_* family)
     "run_mode", "keys_hashed", "bloom_mode", "rli_files_written", "rli_bytes_written",
     "sim_s", "storage",
@@ -52,7 +53,7 @@ KNOWN_EXTRA_COLUMNS = frozenset({
     "partitions_bootstrapped", "bootstrap_s", "evictions", "evictions_total",
     "buckets_created", "buckets_created_total", "bucket_count_total", "hash_collisions",
     "num_assigners", "rli_files_read", "rli_bytes_read", "rli_entries_written",
-    "rli_compactions",
+    "rli_compactions", "rli_entries", "rli_dead_entries",
     # seconds of the phases before tagging (the driver's and a peer's)
     "generate_s", "validate_s", "precombine_s",
     # peers (``run_mode = "peer"``; their own figures are the peer_* family)

@@ -70,7 +70,7 @@ FIGURES: list[FigureSpec] = [
 ]
 
 # Columns of the per-index summary table that are summed over the run (work done).
-ADDITIVE = {"records", "inserts", "updates", "tag_s", "write_s", "commit_s", "total_s",
+ADDITIVE = {"records", "inserts", "updates", "deletes", "tag_s", "write_s", "commit_s", "total_s",
             "candidate_files", "files_read", "bytes_read", "bloom_checks", "bloom_positives",
             "false_positives", "files_written", "bytes_written", "records_rewritten"}
 NOT_METRICS = {"batch", "run_id", "index", "workload", "operation", "instant", "mode", "run",

@@ -23,6 +23,9 @@ RECORD_KEY = "_hoodie_record_key"
 PARTITION_PATH = "_hoodie_partition_path"
 FILE_NAME = "_hoodie_file_name"
 META_COLUMNS = [COMMIT_TIME, COMMIT_SEQNO, RECORD_KEY, PARTITION_PATH, FILE_NAME]
+# Hudi's delete marker (HoodieRecord.HOODIE_IS_DELETED_FIELD): a batch row with it true
+# deletes its record. A batch column only: the writer never stores it.
+IS_DELETED = "_hoodie_is_deleted"
 
 MIN_KEY_FOOTER = "hoodie_min_record_key"
 MAX_KEY_FOOTER = "hoodie_max_record_key"

@@ -19,3 +19,8 @@ class ConcurrentWriterError(IndexBenchError):
 
 class InvariantViolation(IndexBenchError):
     """A table invariant does not hold (raised by ``verify`` and by the writer)."""
+
+
+class WriteFailedError(IndexBenchError):
+    """A write failed after it started (e.g. in a Spark task) and was undone: the table
+    is as it was before. The CLI reports it as a failed run (exit 1), not bad input."""

@@ -1,13 +1,43 @@
-"""Fault injection for crash-safety tests: a writer process dies at a named point."""
+"""Fault injection for crash-safety tests: a writer dies, or a write task fails, at a
+named point.
+
+- ``INDEXBENCH_CRASH_AT=<point>`` kills the writer process there (as ``kill -9``).
+- :func:`simulated_crash` makes the same point raise :class:`SimulatedCrash`, which no
+  error handling catches (a ``BaseException``), so an in-process test can "kill" a
+  writer and start the next one without a new process per crash.
+- ``FAIL_TASK_PROPERTY`` (a Spark local property the driver sets) makes a write task
+  raise, as a disk error would: the driver's undo of a failed write is tested with it.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Iterator
 
 CRASH_ENV = "INDEXBENCH_CRASH_AT"  # after_write | before_commit | rescale_* points
+FAIL_TASK_PROPERTY = "indexbench.test.fail.write.task"  # "<n>": write task n raises
+_simulated: str | None = None
+
+
+class SimulatedCrash(BaseException):  # noqa: N818 (a crash, not an error to handle)
+    """The writer 'died' at a crash point: nothing may clean up after it."""
 
 
 def crash_if(point: str) -> None:
     """Kill this process (as ``kill -9`` would) when the test asked for ``point``."""
     if os.environ.get(CRASH_ENV) == point:
         os._exit(137)
+    if _simulated == point:
+        raise SimulatedCrash(point)
+
+
+@contextlib.contextmanager
+def simulated_crash(point: str) -> Iterator[None]:
+    """Within the block, reaching ``point`` raises :class:`SimulatedCrash`."""
+    global _simulated
+    _simulated = point
+    try:
+        yield
+    finally:
+        _simulated = None

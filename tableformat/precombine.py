@@ -1,6 +1,8 @@
 """Hudi's combine-before-upsert over Arrow: one record per identity, the larger ordering
-value wins, the later arrival on ties (NaN orders above every number, as Java's
-``Double.compareTo``: Arrow sorts it last).
+value wins, the later arrival on ties; a record without an ordering value (a delete
+of :func:`indexbench.api.delete`) ranks below every value, as in the Spark pre-combine.
+NaN orders above every number (Java's ``Double.compareTo``; Arrow sorts it last): new
+batches cannot hold NaN (validation refuses it), tables written before may.
 
 One function for every Spark-free merge: the copy-on-write writer (identity = the record
 key, within one file group) and the delta-rs peer (identity = partition and key).
@@ -22,9 +24,10 @@ def precombine(table: pa.Table, identity: Sequence[str], ordering: str) -> pa.Ta
         return table
     arrival = pa.array(np.arange(n, dtype=np.int64))
     fields = {f"i{j}": table.column(c) for j, c in enumerate(identity)}
-    order = pc.sort_indices(
-        pa.table({**fields, "o": table.column(ordering), "a": arrival}),
-        sort_keys=[(c, "ascending") for c in [*fields, "o", "a"]])
+    o = table.column(ordering)
+    order = pc.sort_indices(  # v: a record without an ordering value ranks lowest
+        pa.table({**fields, "v": pc.is_valid(o), "o": o, "a": arrival}),
+        sort_keys=[(c, "ascending") for c in [*fields, "v", "o", "a"]])
     rows = table.take(order)
     same = None  # row i has the identity of row i + 1
     for c in identity:

@@ -29,6 +29,7 @@ class WriteTotals:
     records_written: int = 0  # records in the new base files (numWrites)
     inserts: int = 0
     updates: int = 0
+    deletes: int = 0  # stored records removed by a delete (numDeletes)
     bytes_written: float = 0
     merge_files_read: int = 0
     merge_bytes_read: float = 0
@@ -41,6 +42,7 @@ class WriteTotals:
             records_written=sum(int(s["numWrites"]) for s in stats),
             inserts=sum(int(s["numInserts"]) for s in stats),
             updates=sum(int(s["numUpdateWrites"]) for s in stats),
+            deletes=sum(int(s.get("numDeletes") or 0) for s in stats),
             bytes_written=sum(int(s["totalWriteBytes"]) for s in stats),
             merge_files_read=sum(int(s.get("mergeFilesRead") or 0) for s in stats),
             merge_bytes_read=sum(int(s.get("mergeBytesRead") or 0) for s in stats),
@@ -82,7 +84,7 @@ def upsert_row(*, batch_no: int, instant: str, input_records: int, records: int,
     row: dict[str, Any] = {
         "operation": "upsert", "batch": batch_no, "instant": instant,
         "input_records": input_records, "records": records,
-        "inserts": writes.inserts, "updates": writes.updates,
+        "inserts": writes.inserts, "updates": writes.updates, "deletes": writes.deletes,
         "generate_s": timings.get("generate_s"), "validate_s": timings.get("validate_s"),
         "precombine_s": timings.get("precombine_s"),
         "tag_s": timings.get("tag_s"), "write_s": timings.get("write_s"),

@@ -13,25 +13,22 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-
-import pyarrow.fs as pafs
 
 from tableformat import fs as tfs
 from tableformat import hoodie_properties as hp
 from tableformat import partition_meta
 from tableformat.basefile import BaseFileName
 from tableformat.commit_metadata import COMMIT, REPLACE, hoodie_commit_metadata, spark_schema
-from tableformat.errors import ConcurrentWriterError, IndexBenchError, TableConfigError
+from tableformat.errors import IndexBenchError, TableConfigError
+from tableformat.lock import LOCK, WriterLock
 from tableformat.sizing import CommitTotals
 
 HOODIE = ".hoodie"
 PROPERTIES = "hoodie.properties"
-LOCK = ".writer.lock"
 INFLIGHT = "inflight"
 REQUESTED = "requested"
 ROLLBACK = "rollback"
@@ -41,6 +38,10 @@ PARTITION_FIELD = "hoodie.table.partition.fields"
 ORDERING_FIELD = "hoodie.table.precombine.field"
 INDEX_TYPE = "hoodie.index.type"
 INDEX_NAME = "indexbench.index.name"
+# What identifies a record: "partition" = (partition path, record key), Hudi's
+# non-global indexes. The only scope written; ``verify`` checks uniqueness under it.
+KEY_SCOPE = "indexbench.record.key.scope"
+KEY_SCOPES = ("partition",)
 # Index parameters are table config too, but a table of the same index may be opened
 # with other run-time settings; only these identify the table.
 # One write stat per file group written (Spark DDL; Hudi's HoodieWriteStat names, then
@@ -78,6 +79,7 @@ class TableConfig:
     index_name: str
     index_type: str
     index_params: dict[str, str] = field(default_factory=dict)
+    key_scope: str = "partition"  # tables written before the key existed: the same
 
     def to_properties(self) -> dict[str, str]:
         """Hudi's table properties (version 6), the identity, the index parameters."""
@@ -89,19 +91,25 @@ class TableConfig:
             ORDERING_FIELD: self.ordering_field,
             INDEX_TYPE: self.index_type,
             INDEX_NAME: self.index_name,
+            KEY_SCOPE: self.key_scope,
         }
         props.update(self.index_params)
         return props
 
     @classmethod
     def from_properties(cls, props: dict[str, str]) -> TableConfig:
-        known = {*hp.HUDI_OWNED_KEYS, INDEX_TYPE, *IDENTITY_KEYS}
+        known = {*hp.HUDI_OWNED_KEYS, INDEX_TYPE, KEY_SCOPE, *IDENTITY_KEYS}
         needed = (hp.NAME, KEY_FIELD, PARTITION_FIELD, ORDERING_FIELD, INDEX_NAME, INDEX_TYPE)
         missing = [k for k in needed if k not in props]
         if missing:  # e.g. a table Hudi itself wrote: not one of this harness's tables
             raise TableConfigError("hoodie.properties lacks " + ", ".join(missing)
                                    + ": not a table written by indexbench")
+        scope = props.get(KEY_SCOPE, "partition")
+        if scope not in KEY_SCOPES:
+            raise TableConfigError(f"{KEY_SCOPE}={scope!r} is not a key scope this version "
+                                   f"knows ({', '.join(KEY_SCOPES)})")
         return cls(
+            key_scope=scope,
             name=props[hp.NAME],
             record_key_field=props[KEY_FIELD],
             partition_field=props[PARTITION_FIELD],
@@ -165,7 +173,7 @@ class Table:
         self.uri = uri if "://" in uri else os.path.abspath(uri)
         self.fs, self.root = tfs.resolve(uri)
         self.meta = tfs.join(self.root, HOODIE)
-        self._lock_token: str | None = None
+        self._lock = WriterLock(self.fs, tfs.join(self.meta, LOCK), self.uri)
         self._last_instant_ms = 0
         self._commit_cache: dict[tuple[str, str], dict] = {}
         self.rolled_back: tuple[list[str], list[str]] = ([], [])
@@ -324,45 +332,20 @@ class Table:
         return tfs.join(self.meta, LOCK)
 
     def acquire_writer_lock(self) -> None:
-        """Refuse a second concurrent writer; take over a lock whose owner has died."""
-        token = json.dumps({"host": socket.gethostname(), "pid": os.getpid(), "t": time.time()})
-        path = self._lock_path()
-        for _ in range(2):
-            if isinstance(self.fs, pafs.LocalFileSystem):
-                try:
-                    fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
-                except FileExistsError:
-                    pass
-                else:
-                    with os.fdopen(fd, "w") as f:
-                        f.write(token)
-                    self._lock_token = token
-                    return
-            elif not tfs.exists(self.fs, path):  # best effort on object stores
-                tfs.write_bytes_atomic(self.fs, path, token.encode())
-                self._lock_token = token
-                return
-            holder = json.loads(tfs.read_bytes(self.fs, path) or b"{}")
-            if holder.get("host") == socket.gethostname() and not _pid_alive(holder.get("pid", -1)):
-                self.fs.delete_file(path)  # stale: its writer is gone
-                continue
-            raise ConcurrentWriterError(
-                f"table {self.uri} is being written by pid {holder.get('pid')} on "
-                f"{holder.get('host')}; concurrent writers are not supported"
-            )
-        raise ConcurrentWriterError(f"could not take the writer lock of {self.uri}")
+        """Refuse a second concurrent writer (:mod:`tableformat.lock`): a dead writer's
+        lock is free at once on a local file system, best effort elsewhere."""
+        self._lock.acquire()
 
     def release_writer_lock(self) -> None:
-        if self._lock_token is not None:
-            path = self._lock_path()
-            mine = tfs.exists(self.fs, path) and \
-                tfs.read_bytes(self.fs, path).decode() == self._lock_token
-            if mine:
-                self.fs.delete_file(path)
-            self._lock_token = None
+        """Give the lock up; a no-op when this object does not hold it."""
+        self._lock.release()
+
+    def lock_holder(self) -> dict | None:
+        """The lock holder's identity (host, pid, t), or None if nobody (or unknown)."""
+        return self._lock.holder()
 
     def _require_lock(self) -> None:
-        if self._lock_token is None:
+        if not self._lock.held:
             raise IndexBenchError("internal: writing the timeline without the writer lock")
 
     def rollback_pending(self) -> list[str]:
@@ -398,20 +381,14 @@ class Table:
 
     def __enter__(self) -> Table:
         self.acquire_writer_lock()
-        pending = self.pending_instants()
-        # what this writer rolled back on entering: (instants, files deleted)
-        self.rolled_back = (pending, self.rollback_pending())
+        try:
+            pending = self.pending_instants()
+            # what this writer rolled back on entering: (instants, files deleted)
+            self.rolled_back = (pending, self.rollback_pending())
+        except BaseException:
+            self.release_writer_lock()  # __exit__ does not run when __enter__ raises
+            raise
         return self
 
     def __exit__(self, *exc) -> None:
         self.release_writer_lock()
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True

@@ -35,3 +35,37 @@ def table_files(uri: str) -> set[str]:
     from tableformat.fs import list_files
 
     return {i.path[len(table.root):] for i in list_files(table.fs, table.root, recursive=True)}
+
+
+def table_digest(uri: str) -> dict[str, str]:
+    """sha256 of every file under the table root and every folder (as "dir"): equal
+    digests = a byte-identical table."""
+    import hashlib
+    import os
+
+    root = Table(uri).root
+    out = {}
+    for folder, _dirs, files in os.walk(root):
+        rel = os.path.relpath(folder, root)
+        out[rel + "/"] = "dir"
+        for name in files:
+            with open(os.path.join(folder, name), "rb") as f:
+                out[os.path.join(rel, name)] = hashlib.sha256(f.read()).hexdigest()
+    return out
+
+
+# Hypothesis profiles: "ci" (loaded here) keeps the Spark oracle suite to a fixed, small
+# number of examples; `pytest --hypothesis-profile=long` runs it deeper. Tests with their
+# own @settings(max_examples=...) keep theirs under both.
+def _hypothesis_profiles() -> None:
+    from hypothesis import HealthCheck, settings
+
+    slow = [HealthCheck.too_slow, HealthCheck.data_too_large]
+    settings.register_profile("ci", max_examples=3, deadline=None,
+                              suppress_health_check=slow)
+    settings.register_profile("long", max_examples=60, deadline=None,
+                              suppress_health_check=slow)
+    settings.load_profile("ci")
+
+
+_hypothesis_profiles()

@@ -130,6 +130,7 @@ def test_ties_go_to_the_incoming_record_and_updates_count_like_hudi(deltalake, t
     assert (rows[1]["input_records"], rows[1]["records"]) == (4, 3)
     assert (rows[1]["inserts"], rows[1]["updates"]) == (1, 2)  # a and b existed
     assert rows[1]["peer_rows_updated"] == 1  # delta updated only a (b lost on ts)
+    assert rows[1]["deletes"] == 0  # no delete column: nothing deleted, as the driver's 0
     assert rows[1]["records_rewritten"] == 0
 
 
@@ -177,3 +178,103 @@ def test_a_missing_deltalake_is_one_clear_error(monkeypatch, tmp_path, capsys):
     with pytest.raises(peers.PeerUnavailableError, match="unknown peer 'nope'"):
         peers.check(["nope"])
     assert not out.exists()
+
+
+def _oracle(w) -> tuple[dict, list[dict]]:
+    """The table after every batch of a workload with deletes, as a dict (dt, key) → row,
+    and per batch what happened: the Hudi rules applied record by record after the
+    pre-combine (larger ts, later arrival on ties; the winner keeps its delete flag)."""
+    state: dict = {}
+    counts = []
+    for b in range(w.batches + 1):
+        combined: dict = {}
+        for row in G.batch_frame(w, b).to_dict("records"):
+            k = (row["dt"], row["key"])
+            if k not in combined or row["ts"] >= combined[k]["ts"]:
+                combined[k] = row
+        c = {"records": len(combined), "inserts": 0, "updates": 0, "deletes": 0,
+             "delete_records": 0, "missing_deletes": 0}
+        for k, row in combined.items():
+            deleted = row.pop(G.DELETE_COLUMN)
+            stored = state.get(k)
+            c["delete_records"] += deleted
+            if stored is None:
+                if deleted:
+                    c["missing_deletes"] += 1  # a no-op
+                else:
+                    state[k] = row
+                    c["inserts"] += 1
+            elif deleted:
+                if row["ts"] >= stored["ts"]:
+                    del state[k]
+                    c["deletes"] += 1
+            else:
+                c["updates"] += 1  # counted as Hudi does, whichever record wins
+                if row["ts"] >= stored["ts"]:
+                    state[k] = row
+        counts.append(c)
+    return state, counts
+
+
+def test_deletes_apply_like_hudi_against_a_dict_oracle(deltalake, tmp_path):
+    import peers.delta as D
+
+    # zipfian: hot keys are deleted, then updated again (re-inserted) and deleted again
+    w = api.load_workload("deletes", **TINY).with_overrides(distribution="zipfian",
+                                                               update_fraction=0.3,
+                                                               delete_fraction=0.3)
+    state, counts = _oracle(w)
+    assert sum(c["deletes"] for c in counts) > 0
+    assert sum(c["missing_deletes"] for c in counts) > 0  # deletes of deleted keys
+    tbl = D.open_table(str(tmp_path / "t"), "fingerprint")
+    rows = [tbl.upsert(w, b) for b in range(w.batches + 1)]
+    got = D.read_table(str(tmp_path / "t"))
+    assert got.schema == G.ARROW_SCHEMA  # the flag is not stored
+    want = pd.DataFrame(list(state.values()), columns=COLUMNS)
+    pd.testing.assert_frame_equal(_canonical(got.to_pandas()), _canonical(want))
+    for row, c in zip(rows, counts, strict=True):
+        assert (row["records"], row["inserts"], row["updates"], row["deletes"]) == (
+            c["records"], c["inserts"], c["updates"], c["deletes"]), row["batch"]
+        assert row["inserts"] + row["updates"] + c["delete_records"] == row["records"]
+    assert rows[-1]["table_records"] == len(state)
+    assert sum(r["inserts"] for r in rows) > G.total_keys(w)  # deleted keys came back
+
+
+def test_deletes_follow_the_ordering_rule(deltalake, tmp_path, monkeypatch):
+    import peers.delta as D
+
+    f = G.DELETE_COLUMN
+    batches = {
+        0: [("a", 10, "a0", False), ("b", 10, "b0", False), ("c", 10, "c0", False),
+            ("d", 10, "d0", False), ("e", 10, "e0", False)],
+        1: [("a", 10, "a-del-tie", True),      # tie: the delete wins
+            ("b", 5, "b-del-older", True),     # older: the stored record stays
+            ("c", 12, "c-del", True), ("c", 11, "c-upd-older", False),  # the delete wins
+            ("d", 11, "d-del", True), ("d", 12, "d-upd", False),  # pre-combine: update wins
+            ("e", 13, "e-upd", False), ("e", 13, "e-del-later", True),  # tie: later wins
+            ("x", 20, "x-del-missing", True)],  # a delete of a missing key: a no-op
+        2: [("a", 30, "a-back", False),        # deleted, updated again: inserted again
+            ("c", 30, "c-del-again", True)],   # deleted twice: a no-op
+    }
+
+    def fake_batch_table(w, b):
+        k, ts, pl, dl = zip(*batches[b], strict=True)
+        return pa.table({"key": list(k), "dt": ["d1"] * len(k), "ts": pa.array(ts, pa.int64()),
+                         "index_key": list(k), "payload": list(pl), f: list(dl)},
+                        schema=G.arrow_schema(w))
+
+    monkeypatch.setattr(D.G, "batch_table", fake_batch_table)
+    w = api.load_workload("deletes", initial_records=5, batches=2, batch_size=9)
+    tbl = D.open_table(str(tmp_path / "t"), "fingerprint")
+    rows = [tbl.upsert(w, 0), tbl.upsert(w, 1)]
+    got = D.read_table(str(tmp_path / "t")).to_pydict()
+    assert dict(zip(got["key"], got["payload"], strict=True)) == {"b": "b0", "d": "d-upd"}
+    assert f not in got
+    assert (rows[1]["records"], rows[1]["inserts"], rows[1]["updates"]) == (6, 0, 1)
+    assert rows[1]["deletes"] == 3  # a, c, e; b lost on ts, x was missing
+    rows.append(tbl.upsert(w, 2))
+    got = D.read_table(str(tmp_path / "t")).to_pydict()
+    assert dict(zip(got["key"], got["payload"], strict=True)) == {
+        "a": "a-back", "b": "b0", "d": "d-upd"}
+    assert (rows[2]["inserts"], rows[2]["updates"], rows[2]["deletes"]) == (1, 0, 0)
+    assert D.describe()["delete_when"].startswith("s.ts >= t.ts AND s._hoodie_is_deleted")

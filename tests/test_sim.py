@@ -153,3 +153,18 @@ def test_measured_false_positives_meet_the_theory():
     gap = (counted["false_positives"] - counted["fp_theory"]).abs()
     assert (gap <= 0.10 * counted["fp_theory"]).all()
     assert (up["small_file_inserts"] == up["inserts"]).all()  # every insert tops up a file
+
+
+def test_sim_refuses_a_workload_with_deletes(tmp_path, capsys):
+    from indexbench import cli
+    from tableformat.errors import IndexBenchError
+
+    msg = r"the simulator does not model deletes \(delete_fraction=0.1\); run this workload"
+    with pytest.raises(IndexBenchError, match=msg):
+        simulate_compare(None, "deletes", out=str(tmp_path / "a"), **SIM_SIZES)
+    with pytest.raises(IndexBenchError, match=msg):
+        simulate("bloom", "deletes", out=str(tmp_path / "b"), **SIM_SIZES)
+    assert cli.main(["sim", "--workload", "deletes", "--out", str(tmp_path / "c")]) == 2
+    err = capsys.readouterr().err
+    assert "does not model deletes" in err and "Traceback" not in err
+    assert not any((tmp_path / d).exists() for d in "abc")  # nothing ran

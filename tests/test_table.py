@@ -74,14 +74,18 @@ def test_second_writer_is_refused_and_stale_lock_taken_over(tmp_path):
     with t:
         with pytest.raises(ConcurrentWriterError, match="concurrent writers"):
             Table(uri).acquire_writer_lock()
-    # a lock left by a dead process on this host is stale
+    lock = tmp_path / "t" / ".hoodie" / ".writer.lock"
+    assert not lock.exists()  # released: the file is gone
+    # a file left behind (a writer killed with SIGKILL, an older version) holds nothing:
+    # the lock is the kernel's flock, not the file, whatever the file says
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
                           capture_output=True, text=True).stdout.strip()
-    lock = tmp_path / "t" / ".hoodie" / ".writer.lock"
-    lock.write_text(json.dumps({"host": os.uname().nodename, "pid": int(dead)}))
-    with Table(uri):
-        pass
-    assert not lock.exists()
+    for stale in (json.dumps({"host": os.uname().nodename, "pid": int(dead)}),
+                  json.dumps({"host": "elsewhere.invalid", "pid": 1}), ""):
+        lock.write_text(stale)
+        with Table(uri) as t2:
+            assert t2.lock_holder()["pid"] == os.getpid()
+        assert not lock.exists()
 
 
 def test_timeline_needs_the_lock(tmp_path):

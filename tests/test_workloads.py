@@ -490,6 +490,9 @@ def test_same_rows_across_runs():
         ("payload_bytes", -1),
         ("update_fraction", 1.5),
         ("update_fraction", -0.1),
+        ("delete_fraction", 1.5),
+        ("delete_fraction", -0.1),
+        ("delete_fraction", "0.1"),
         ("hotspot_set_fraction", 2.0),
         ("hotspot_opn_fraction", -1.0),
         ("late_arrival_share", 1.01),
@@ -523,7 +526,7 @@ def test_unknown_override_refused():
 def test_presets_and_describe():
     ps = workloads.presets()
     for name in ("uniform", "zipf-skewed", "growing", "partition-skewed", "late-arrivals",
-                 "hot-index-key"):
+                 "hot-index-key", "ycsb-hotspot", "deletes"):
         assert name in ps and ps[name].name == name
         line = workloads.describe(name)
         assert "\n" not in line and line.startswith(ps[name].description)
@@ -571,4 +574,179 @@ def test_toml_unknown_field_refused(tmp_path):
         workloads.load(str(p))
     p.write_text('distribution = "nope"\n')
     with pytest.raises(ValueError, match="distribution"):
+        workloads.load(str(p))
+
+
+# --------------------------------------------------------------------------- deletes
+
+
+def _kinds(w: Workload, b: int) -> tuple[int, int, int]:
+    a = G.batch_arrays(w, b)
+    d = a.get("is_delete", np.zeros(len(a["ts"]), bool))
+    assert not (a["is_update"] & d).any()
+    return int((~a["is_update"] & ~d).sum()), int(a["is_update"].sum()), int(d.sum())
+
+
+def test_delete_counts_constant_growth():
+    w = small(update_fraction=0.4, delete_fraction=0.1)  # 5k initial + 3 x 4k
+    assert G.insert_share(w, 1) == pytest.approx(0.5)
+    assert (G.batch_inserts(w, 0), G.batch_updates(w, 0), G.batch_deletes(w, 0)) == (5_000, 0, 0)
+    for b in (1, 2, 3):
+        want = (2_000, 1_600, 400)  # inserts 1 - 0.4 - 0.1; 1,600 : 400 = 0.4 : 0.1
+        assert (G.batch_inserts(w, b), G.batch_updates(w, b), G.batch_deletes(w, b)) == want
+        assert _kinds(w, b) == want
+    assert _kinds(w, 0) == (5_000, 0, 0)
+    assert [G.inserts_before(w, b) for b in range(5)] == [0, 5_000, 7_000, 9_000, 11_000]
+    assert G.total_keys(w) == 11_000  # keys ever inserted: deletes are not subtracted
+    # odd sizes: the counts still add up, deletes are the rounded share of the non-inserts
+    o = small(batch_size=997, update_fraction=0.35, delete_fraction=0.3)
+    for b in (1, 2, 3):
+        ins, upd, dele = G.batch_inserts(o, b), G.batch_updates(o, b), G.batch_deletes(o, b)
+        assert ins == round(997 * 0.35) and ins + upd + dele == 997
+        assert dele == int(np.floor((997 - ins) * 0.3 / 0.65 + 0.5))
+        assert _kinds(o, b) == (ins, upd, dele)
+
+
+def test_delete_counts_accelerating_growth():
+    w = small(batches=4, batch_size=10_000, update_fraction=0.4, delete_fraction=0.1,
+              growth="accelerating")  # base insert share 0.5, as test_growth_accelerating
+    got = [(G.batch_inserts(w, b), G.batch_updates(w, b), G.batch_deletes(w, b))
+           for b in range(1, 5)]
+    assert got == [(2_500, 6_000, 1_500), (3_750, 5_000, 1_250), (5_000, 4_000, 1_000),
+                   (6_250, 3_000, 750)]
+    assert [_kinds(w, b) for b in range(1, 5)] == got
+    capped = w.with_overrides(batches=20)  # insert share capped at 1: no update, no delete
+    assert (G.batch_updates(capped, 20), G.batch_deletes(capped, 20)) == (0, 0)
+    assert G.batch_frame(capped, 20)[G.DELETE_COLUMN].sum() == 0
+
+
+def test_all_deletes_and_no_existing_key():
+    w = small(update_fraction=0.0, delete_fraction=1.0)
+    assert (G.batch_inserts(w, 1), G.batch_updates(w, 1), G.batch_deletes(w, 1)) == (0, 0, 4_000)
+    assert G.batch_frame(w, 1)[G.DELETE_COLUMN].all()
+    none = small(initial_records=0, update_fraction=0.4, delete_fraction=0.1)
+    assert G.batch_inserts(none, 1) == 4_000 and G.batch_deletes(none, 1) == 0  # nothing yet
+    assert G.batch_deletes(none, 2) == 400
+
+
+def test_deletes_choose_keys_as_updates_do():
+    # the chooser runs over every non-insert row; the delete flag only splits them, so a
+    # workload with deletes names the same keys as one whose non-inserts are all updates
+    for d in ("uniform", "zipfian", "scrambled_zipfian", "latest", "hotspot", "sequential"):
+        with_del = small(distribution=d, update_fraction=0.4, delete_fraction=0.1)
+        upd_only = with_del.with_overrides(update_fraction=0.5, delete_fraction=0.0)
+        for b in range(with_del.batches + 1):
+            a, u = G.batch_arrays(with_del, b), G.batch_arrays(upd_only, b)
+            assert np.array_equal(a["ordinal"], u["ordinal"]), (d, b)
+            assert np.array_equal(a["is_update"] | a["is_delete"], u["is_update"]), (d, b)
+            assert np.array_equal(a["ts"], u["ts"]), (d, b)
+            assert np.array_equal(a["day_offset"], u["day_offset"]), (d, b)
+            assert a["is_delete"].sum() == G.batch_deletes(with_del, b)
+
+
+def test_delete_rows_name_existing_keys_in_their_partition():
+    w = small(distribution="zipfian", update_fraction=0.3, delete_fraction=0.3,
+              late_arrival_share=0.2)
+    frames = dict(G.iter_batches(w))
+    b0 = frames[0]
+    assert not b0[G.DELETE_COLUMN].any()
+    known = dict(zip(b0["key"], b0["dt"], strict=True))
+    last_ts = b0["ts"].max()
+    for b in range(1, w.batches + 1):
+        df, a = frames[b], G.batch_arrays(w, b)
+        dele = a["is_delete"]
+        assert np.array_equal(df[G.DELETE_COLUMN].to_numpy(), dele)
+        assert dele.sum() == G.batch_deletes(w, b) > 0
+        assert (a["ordinal"][dele] < G.inserts_before(w, b)).all()
+        for k, d in zip(df["key"][dele], df["dt"][dele], strict=True):
+            assert known[k] == d  # an existing key, in its own partition
+        assert df["ts"][dele].min() > last_ts  # newer than every stored record
+        # index key and payload as an update's: the key's index key, a random payload
+        assert (df["index_key"][dele] == df["key"][dele]).all()
+        assert (df["payload"][dele].str.len() == 16).all()
+        ins = ~a["is_update"] & ~dele
+        known.update(zip(df["key"][ins], df["dt"][ins], strict=True))
+        last_ts = df["ts"].max()
+    # a key deleted in one batch may be chosen again later (nothing tracks deletions)
+    deleted = set(frames[1]["key"][frames[1][G.DELETE_COLUMN]])
+    later = pd.concat([frames[2], frames[3]])
+    assert deleted & set(later["key"])
+
+
+def test_delete_flag_same_whatever_the_slicing():
+    w = small(initial_records=10_000, batches=1, batch_size=150_000, update_fraction=0.35,
+              delete_fraction=0.25, distribution="scrambled_zipfian", payload_bytes=4)
+    whole = G.batch_arrays(w, 1)
+    assert whole["is_delete"].sum() == G.batch_deletes(w, 1)
+    cuts = [0, 1, 7, 333, 65_535, 65_536, 65_537, 99_999, 131_072, 149_999, 150_000]
+    for name, arr in whole.items():
+        parts = [G.batch_arrays(w, 1, a, b)[name] for a, b in zip(cuts, cuts[1:], strict=False)]
+        assert np.array_equal(np.concatenate(parts), arr), name
+    frame = G.batch_frame(w, 1)
+    parts = [G.batch_frame(w, 1, a, b) for a, b in zip(cuts, cuts[1:], strict=False)]
+    assert pd.concat(parts, ignore_index=True).equals(frame)
+    tables = [G.batch_table(w, 1, a, b) for a, b in zip(cuts, cuts[1:], strict=False)]
+    assert all(t.schema == G.arrow_schema(w) for t in tables)
+    assert G.batch_table(w, 1, 5, 5).schema == G.arrow_schema(w)  # empty slice too
+    assert list(G.batch_frame(w, 1, 5, 5).columns) == list(G.columns(w))
+    # evenly spread (Bresenham): every window of 1,000 non-insert rows has its share
+    chosen = np.flatnonzero(whole["is_update"] | whole["is_delete"])
+    per_window = whole["is_delete"][chosen][: len(chosen) // 1000 * 1000].reshape(-1, 1000)
+    share = G.batch_deletes(w, 1) / len(chosen)
+    assert np.abs(per_window.sum(axis=1) - 1000 * share).max() <= 1
+
+
+def test_longer_run_with_deletes_extends_shorter_one():
+    for growth in ("constant", "accelerating"):
+        short = small(batches=2, growth=growth, update_fraction=0.3, delete_fraction=0.2)
+        long = short.with_overrides(batches=5)
+        for b in range(3):
+            assert G.batch_frame(short, b).equals(G.batch_frame(long, b))
+
+
+def test_no_delete_column_without_deletes():
+    w = small()
+    assert w.delete_fraction == 0.0
+    assert G.batch_table(w, 1).schema == G.ARROW_SCHEMA == G.arrow_schema(w)
+    assert tuple(G.batch_frame(w, 1).columns) == G.COLUMNS == G.columns(w)
+    assert set(G.batch_arrays(w, 1)) == {"ordinal", "is_update", "day_offset", "ts"}
+    assert set(G.batch_arrays(w, 1, 3, 3)) == {"ordinal", "is_update", "day_offset", "ts"}
+    assert G.batch_deletes(w, 1) == 0
+    assert G.batch_updates(w, 1) == G.batch_rows(w, 1) - G.batch_inserts(w, 1)
+    dw = w.with_overrides(update_fraction=0.4, delete_fraction=0.1)
+    assert G.batch_table(dw, 0).schema.names == [*G.COLUMNS, "_hoodie_is_deleted"]
+    assert G.arrow_schema(dw).field("_hoodie_is_deleted").type == "bool"
+    assert G.batch_frame(dw, 0)["_hoodie_is_deleted"].dtype == bool
+
+
+@pytest.mark.parametrize(("update", "delete"), [(0.7, 0.4), (1.0, 0.01), (0.5, 0.6)])
+def test_update_plus_delete_fraction_at_most_one(update, delete):
+    with pytest.raises(ValueError, match=r"update_fraction \+ delete_fraction"):
+        Workload(update_fraction=update, delete_fraction=delete)
+    with pytest.raises(ValueError, match="delete_fraction"):
+        workloads.load("uniform").with_overrides(update_fraction=update,
+                                                 delete_fraction=delete)
+
+
+def test_update_plus_delete_fraction_of_exactly_one():
+    for update, delete in [(0.7, 0.3), (0.6, 0.4), (0.9, 0.1), (0.0, 1.0)]:
+        w = small(update_fraction=update, delete_fraction=delete)
+        assert G.batch_inserts(w, 1) == 0
+        assert G.batch_updates(w, 1) + G.batch_deletes(w, 1) == 4_000
+
+
+def test_deletes_preset_and_toml_round_trip(tmp_path):
+    w = workloads.load("deletes")
+    assert (w.update_fraction, w.delete_fraction) == (0.4, 0.1)
+    assert "10% deletes" in workloads.describe("deletes")
+    assert "deletes" not in workloads.describe("uniform").split("[")[1]
+    assert G.batch_deletes(w, 1) == 0.1 * w.batch_size
+    assert "delete_fraction = 0.1" in w.to_toml()
+    back = workloads.load(str(w.dump(tmp_path / "mine.toml")))
+    assert back == w.with_overrides(name="mine")
+    assert "delete_fraction = 0.0" in Workload().to_toml()
+    assert workloads.load(str(Workload().dump(tmp_path / "d.toml"))).delete_fraction == 0.0
+    p = tmp_path / "bad.toml"
+    p.write_text("update_fraction = 0.8\ndelete_fraction = 0.3\n")
+    with pytest.raises(ValueError, match="delete_fraction"):
         workloads.load(str(p))

@@ -75,3 +75,14 @@ def test_local1_and_local2_sessions_give_identical_batches(spark, wl, tmp_path):
     assert spark.sparkContext.master == "local[2]"
     here = _sorted(batch_df(spark, wl, 1).toPandas())
     assert _sorted(pd.read_parquet(out)).equals(here)
+
+
+@pytest.mark.parametrize("method", ["arrow", "pandas"])
+def test_deletes_preset_has_the_delete_column(spark, method):
+    w = workloads.load("deletes", initial_records=400, batches=1, batch_size=300)
+    df = batch_df(spark, w, 1, num_slices=2, method=method)
+    assert df.columns == [*G.COLUMNS, G.DELETE_COLUMN]
+    assert dict(df.dtypes)[G.DELETE_COLUMN] == "boolean"
+    got = _sorted(df.toPandas())
+    assert got[G.DELETE_COLUMN].sum() == G.batch_deletes(w, 1) == 30
+    assert got.equals(_sorted(G.batch_frame(w, 1)))

@@ -2,22 +2,31 @@
 
 Why this shape: Spark executors (spark_source), the simulator and tests must produce the
 *same* rows from the Workload alone, whatever slicing they use. So:
-- insert/update bookkeeping is arithmetic on (w, batch): batch b's rows are spread
-  Bresenham-style so that row i is an insert iff floor((i+1)·I/R) > floor(i·I/R), and
-  the insert's ordinal is `inserts_before(w, b) + floor(i·I/R)`;
+- insert/update/delete bookkeeping is arithmetic on (w, batch): batch b's rows are
+  spread Bresenham-style so that row i is an insert iff floor((i+1)·I/R) > floor(i·I/R),
+  and the insert's ordinal is `inserts_before(w, b) + floor(i·I/R)`; the other rows
+  (j = i - floor(i·I/R) of them before row i) choose an existing key, and such a row is
+  a delete iff floor((j+1)·D/(R-I)) > floor(j·D/(R-I)), D the batch's deletes;
 - per-row randomness comes from `np.random.default_rng([seed, batch, block])` over
   fixed blocks of BLOCK rows, so a slice only ever regenerates whole blocks;
-- an update's key is chosen over `update_keyspace(w)` keys (with keyspace="ycsb", fixed
-  for the run as YCSB's CoreWorkload fixes it); a choice of a key not inserted yet is
-  redrawn, as YCSB's nextKeynum loops, in rounds r = 1..REDRAW_ROUNDS whose uniforms
-  come from `default_rng([seed, batch, block, r])`, again drawn for the whole block, so
-  the redraws too are the same whatever the slicing;
+- an update's (or a delete's) key is chosen over `update_keyspace(w)` keys (with
+  keyspace="ycsb", fixed for the run as YCSB's CoreWorkload fixes it); a choice of a key
+  not inserted yet is redrawn, as YCSB's nextKeynum loops, in rounds r = 1..REDRAW_ROUNDS
+  whose uniforms come from `default_rng([seed, batch, block, r])`, again drawn for the
+  whole block, so the redraws too are the same whatever the slicing;
 - per-key properties (the key text, its date partition, late arrival, index key) are
   hashes of the insert ordinal, so an update finds its key's partition without state.
 
 Columns: key (str), dt (str, yyyy-MM-dd), ts (int64, microseconds since the epoch:
 start_date midnight + global row number; late arrivals use their own older date, so
-they are older than everything on time and still unique), index_key (str), payload (str).
+they are older than everything on time and still unique), index_key (str), payload (str),
+and, only when `w.delete_fraction > 0`, DELETE_COLUMN (bool, never null, Hudi's
+`_hoodie_is_deleted`: true on a row that deletes its key; false throughout batch 0).
+A delete row is an update row in all but the flag: its key is chosen by the same chooser
+(so the keys a batch names do not depend on how its non-insert rows split between
+updates and deletes), it carries its key's partition, its own unique `ts`, the key's
+index_key and a random payload. Deleted keys are not tracked: a later batch may choose
+one again, as an update (upsert re-inserts it) or a delete (a no-op).
 """
 
 from __future__ import annotations
@@ -53,6 +62,8 @@ ARROW_SCHEMA = pa.schema(
         ("payload", pa.string()),
     ]
 )
+# Hudi's HoodieRecord.HOODIE_IS_DELETED_FIELD: present only in workloads with deletes
+DELETE_COLUMN = "_hoodie_is_deleted"
 _US_PER_DAY = 86_400 * 1_000_000
 _EPOCH = _dt.date(1970, 1, 1)
 
@@ -62,42 +73,52 @@ _EPOCH = _dt.date(1970, 1, 1)
 
 @functools.lru_cache(maxsize=128)
 def _schedule(w: Workload) -> tuple[np.ndarray, ...]:
-    """Per batch 0..batches: rows, inserts, inserts_before, row_offset, updates_before."""
+    """Per batch 0..batches: rows, inserts, inserts_before, row_offset, chosen_before
+    (rows of earlier batches that chose an existing key: updates and deletes, the
+    sequential chooser's counter), deletes."""
     nb = w.batches + 1
     rows = np.zeros(nb, dtype=np.int64)
     ins = np.zeros(nb, dtype=np.int64)
+    dels = np.zeros(nb, dtype=np.int64)
     rows[0] = ins[0] = w.initial_records
     existing = w.initial_records
+    chosen_share = w.update_fraction + w.delete_fraction
     for b in range(1, nb):
         rows[b] = w.batch_size
         if existing == 0:
             ins[b] = w.batch_size  # nothing to update yet
         else:
             ins[b] = int(np.floor(w.batch_size * insert_share(w, b) + 0.5))
+        if w.delete_fraction > 0 and chosen_share > 0:
+            # the non-insert rows, split updates : deletes = update_fraction : delete_fraction
+            dels[b] = int(np.floor((rows[b] - ins[b]) * (w.delete_fraction / chosen_share)
+                                   + 0.5))
         existing += int(ins[b])
     before = np.concatenate([[0], np.cumsum(ins)[:-1]]).astype(np.int64)
     offset = np.concatenate([[0], np.cumsum(rows)[:-1]]).astype(np.int64)
-    upd = rows - ins
-    upd_before = np.concatenate([[0], np.cumsum(upd)[:-1]]).astype(np.int64)
+    chosen = rows - ins
+    chosen_before = np.concatenate([[0], np.cumsum(chosen)[:-1]]).astype(np.int64)
     if int(rows.sum()) >= _US_PER_DAY:
         raise ValueError("batch_size: a run must have fewer than 86.4e9 rows (ts layout)")
-    for a in (rows, ins, before, offset, upd_before):
+    for a in (rows, ins, before, offset, chosen_before, dels):
         a.setflags(write=False)
-    return rows, ins, before, offset, upd_before
+    return rows, ins, before, offset, chosen_before, dels
 
 
 def insert_share(w: Workload, batch: int) -> float:
     """Share of batch `batch` (>= 1) rows that insert new keys.
 
-    "constant": 1 - update_fraction every batch. "accelerating": (1 - update_fraction)
-    * (b+1)/4, capped at 1 -- half the base share in batch 1, the base share in batch 3,
-    twice it in batch 7 -- so the table grows faster and faster. It does not depend on the
-    total batch count, so a longer run of the same workload extends a shorter one
-    (the driver resumes tables on that assumption).
+    The base share is 1 - update_fraction - delete_fraction (YCSB's insertproportion).
+    "constant": the base share every batch. "accelerating": base * (b+1)/4, capped at 1
+    -- half the base share in batch 1, the base share in batch 3, twice it in batch 7 --
+    so the table grows faster and faster. It does not depend on the total batch count,
+    so a longer run of the same workload extends a shorter one (the driver resumes
+    tables on that assumption). The rows that do not insert are updates and deletes.
     """
     if batch == 0:
         return 1.0
-    base = 1.0 - w.update_fraction
+    # max: the spec lets update_fraction + delete_fraction pass 1 by float rounding only
+    base = max(0.0, 1.0 - w.update_fraction - w.delete_fraction)
     if w.growth == "accelerating":
         return min(1.0, base * (batch + 1) / 4.0)
     return base
@@ -122,11 +143,19 @@ def batch_inserts(w: Workload, batch: int) -> int:
 
 def batch_updates(w: Workload, batch: int) -> int:
     """Rows of batch `batch` that update existing keys (duplicates included)."""
-    return batch_rows(w, batch) - batch_inserts(w, batch)
+    return batch_rows(w, batch) - batch_inserts(w, batch) - batch_deletes(w, batch)
+
+
+def batch_deletes(w: Workload, batch: int) -> int:
+    """Rows of batch `batch` that delete existing keys (duplicates included; a key
+    deleted by an earlier batch may be named again). 0 in batch 0 and without deletes."""
+    _check_batch(w, batch)
+    return int(_schedule(w)[5][batch])
 
 
 def inserts_before(w: Workload, batch: int) -> int:
-    """Keys existing before batch `batch`; updates draw ordinals in [0, inserts_before)."""
+    """Keys inserted before batch `batch` (deletes not subtracted: ordinals are never
+    reused); updates and deletes draw ordinals in [0, inserts_before)."""
     if batch == w.batches + 1:
         return total_keys(w)
     _check_batch(w, batch)
@@ -134,13 +163,15 @@ def inserts_before(w: Workload, batch: int) -> int:
 
 
 def total_keys(w: Workload) -> int:
-    """Distinct keys after the whole run."""
+    """Distinct keys inserted over the whole run (ordinals 0..total_keys-1); with
+    deletes, the table ends with fewer."""
     return int(_schedule(w)[1].sum())
 
 
 def update_keyspace(w: Workload) -> int | None:
-    """Keys the update-key chooser draws over for the whole run, or None when it draws
-    each batch over the keys existing before it (`inserts_before(w, batch)`).
+    """Keys the update-key chooser (deletes use the same one) draws over for the whole
+    run, or None when it draws each batch over the keys existing before it
+    (`inserts_before(w, batch)`).
 
     keyspace="ycsb" follows YCSB's CoreWorkload.init (insertstart = 0, insertcount =
     initial_records, the run's update batches being its transaction phase):
@@ -249,7 +280,8 @@ def _choose(w: Workload, batch: int, u1: np.ndarray, u2: np.ndarray,
 
 def _update_ordinals(w: Workload, batch: int, block: int, lo: int, upd: np.ndarray,
                      u1: np.ndarray, u2: np.ndarray, upd_index: np.ndarray) -> np.ndarray:
-    """Ordinals of the update rows `upd` (mask over the slice's rows lo.. of `block`).
+    """Ordinals of the update rows `upd` (mask over the slice's rows lo.. of `block`;
+    the rows that choose an existing key: updates and deletes alike).
 
     A choice past the last inserted key (>= n) is redrawn, YCSB's `while (keynum >
     transactioninsertkeysequence.lastValue())`, in rounds whose uniforms are drawn for
@@ -284,7 +316,7 @@ def _update_ordinals(w: Workload, batch: int, block: int, lo: int, upd: np.ndarr
 def _block(w: Workload, batch: int, block: int, lo: int, hi: int,
            with_payload: bool) -> dict[str, np.ndarray]:
     """Rows [lo, hi) of one block; randomness drawn for the whole block, then sliced."""
-    rows_b, ins_b, before, offset, _ = (int(a[batch]) for a in _schedule(w))
+    rows_b, ins_b, before, offset, _, del_b = (int(a[batch]) for a in _schedule(w))
     b0 = block * BLOCK
     m = min(BLOCK, rows_b - b0)
     rng = np.random.default_rng([w.seed, batch, block])
@@ -298,18 +330,28 @@ def _block(w: Workload, batch: int, block: int, lo: int, hi: int,
     c = (i * ins_b) // rows_b
     is_insert = ((i + 1) * ins_b) // rows_b > c
     ordinal = before + c
+    j = i - c  # rows before row i that choose an existing key (updates and deletes)
     if not is_insert.all():
         upd = ~is_insert
-        ordinal[upd] = _update_ordinals(w, batch, block, lo, upd, u1[upd], u2[upd],
-                                        (i - c)[upd])
+        ordinal[upd] = _update_ordinals(w, batch, block, lo, upd, u1[upd], u2[upd], j[upd])
+    is_delete = None
+    if w.delete_fraction > 0:
+        # the batch's rows_b - ins_b chosen rows spread del_b deletes, Bresenham again
+        chosen_b = rows_b - ins_b
+        is_delete = ~is_insert
+        if del_b > 0:
+            is_delete &= ((j + 1) * del_b) // chosen_b > (j * del_b) // chosen_b
+        else:
+            is_delete[:] = False
     off = day_offsets(w, ordinal)
     base = (w.start - _EPOCH).days * _US_PER_DAY
     ts = base + offset + i
     late = is_insert & (off < 0)
     if late.any():
         ts[late] += off[late].astype(np.int64) * _US_PER_DAY
-    return {"ordinal": ordinal, "is_update": ~is_insert, "day_offset": off, "ts": ts,
-            "payload_raw": raw}
+    is_update = ~is_insert if is_delete is None else ~is_insert & ~is_delete
+    return {"ordinal": ordinal, "is_update": is_update, "is_delete": is_delete,
+            "day_offset": off, "ts": ts, "payload_raw": raw}
 
 
 def _blocks(w: Workload, batch: int, start: int, stop: int | None,
@@ -330,15 +372,30 @@ def batch_arrays(w: Workload, batch: int, start: int = 0,
                  stop: int | None = None) -> dict[str, np.ndarray]:
     """Rows [start, stop) as numpy arrays, no strings: `ordinal` (int64, the key's insert
     ordinal), `is_update` (bool), `day_offset` (int32, date partition as days after
-    start_date), `ts` (int64). The simulator's fast path; same rows as batch_frame."""
+    start_date), `ts` (int64), and only when `w.delete_fraction > 0` `is_delete` (bool;
+    a row is an insert iff neither flag is set). The simulator's fast path; same rows
+    as batch_frame."""
     parts = list(_blocks(w, batch, start, stop, with_payload=False))
-    names = ("ordinal", "is_update", "day_offset", "ts")
+    empty = {"ordinal": np.empty(0, np.int64), "is_update": np.empty(0, bool),
+             "day_offset": np.empty(0, np.int32), "ts": np.empty(0, np.int64)}
+    if w.delete_fraction > 0:
+        empty["is_delete"] = np.empty(0, bool)
     if not parts:
-        return {
-            "ordinal": np.empty(0, np.int64), "is_update": np.empty(0, bool),
-            "day_offset": np.empty(0, np.int32), "ts": np.empty(0, np.int64),
-        }
-    return {n: np.concatenate([p[n] for p in parts]) for n in names}
+        return empty
+    return {n: np.concatenate([p[n] for p in parts]) for n in empty}
+
+
+def arrow_schema(w: Workload) -> pa.Schema:
+    """The batches' Arrow schema: ARROW_SCHEMA, plus DELETE_COLUMN (bool) when the
+    workload has deletes."""
+    if w.delete_fraction > 0:
+        return ARROW_SCHEMA.append(pa.field(DELETE_COLUMN, pa.bool_()))
+    return ARROW_SCHEMA
+
+
+def columns(w: Workload) -> tuple[str, ...]:
+    """The batches' column names: COLUMNS, plus DELETE_COLUMN when it has deletes."""
+    return COLUMNS + ((DELETE_COLUMN,) if w.delete_fraction > 0 else ())
 
 
 def _table_from_block(w: Workload, blk: dict[str, np.ndarray]) -> pa.Table:
@@ -355,7 +412,9 @@ def _table_from_block(w: Workload, blk: dict[str, np.ndarray]) -> pa.Table:
         pl = K.payloads(blk["payload_raw"])
     cols = [key, dt, pa.array(blk["ts"], type=pa.int64()), ik, pl]
     cols = [c.cast(pa.string()) if c.type == pa.large_string() else c for c in cols]
-    return pa.Table.from_arrays(cols, schema=ARROW_SCHEMA)
+    if blk["is_delete"] is not None:
+        cols.append(pa.array(blk["is_delete"], type=pa.bool_()))
+    return pa.Table.from_arrays(cols, schema=arrow_schema(w))
 
 
 def iter_tables(w: Workload, batch: int, start: int = 0,
@@ -369,7 +428,7 @@ def batch_table(w: Workload, batch: int, start: int = 0, stop: int | None = None
     """Rows [start, stop) of batch `batch` as one Arrow table."""
     tables = list(iter_tables(w, batch, start, stop))
     if not tables:
-        return ARROW_SCHEMA.empty_table()
+        return arrow_schema(w).empty_table()
     return pa.concat_tables(tables)
 
 
@@ -378,7 +437,7 @@ def batch_frame(w: Workload, batch: int, start: int = 0, stop: int | None = None
     tb = batch_table(w, batch, start, stop)
     # column by column: several times faster than Table.to_pandas for object strings
     return pd.DataFrame(
-        {c: tb.column(c).to_numpy(zero_copy_only=False) for c in COLUMNS}, copy=False
+        {c: tb.column(c).to_numpy(zero_copy_only=False) for c in columns(w)}, copy=False
     )
 
 

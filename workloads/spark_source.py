@@ -23,6 +23,14 @@ if TYPE_CHECKING:  # pyspark is heavy; import it only where a session exists
 SPARK_SCHEMA = "key string, dt string, ts bigint, index_key string, payload string"
 
 
+def spark_schema(w: Workload) -> str:
+    """The batches' Spark schema (DDL): SPARK_SCHEMA, plus ``_hoodie_is_deleted boolean``
+    when the workload has deletes (``generator.arrow_schema``)."""
+    if w.delete_fraction > 0:
+        return f"{SPARK_SCHEMA}, {G.DELETE_COLUMN} boolean"
+    return SPARK_SCHEMA
+
+
 def _id_range(ids: Iterator) -> tuple[int, int] | None:
     lo = hi = None
     for a in ids:
@@ -61,7 +69,8 @@ def _pandas_fn(w: Workload, batch: int):
 
 def batch_df(spark: SparkSession, w: Workload, batch: int, num_slices: int | None = None,
              method: str = "arrow") -> DataFrame:
-    """Batch `batch` of `w` as a Spark DataFrame (columns key, dt, ts, index_key, payload).
+    """Batch `batch` of `w` as a Spark DataFrame (columns key, dt, ts, index_key, payload,
+    and ``_hoodie_is_deleted`` when the workload has deletes: ``spark_schema(w)``).
 
     num_slices: Spark partitions of the generating range (default: the context's
     default parallelism, at least one per 1M rows). method: "arrow" (mapInArrow over
@@ -74,7 +83,7 @@ def batch_df(spark: SparkSession, w: Workload, batch: int, num_slices: int | Non
     num_slices = max(1, min(int(num_slices), max(rows, 1)))
     base = spark.range(0, rows, 1, numPartitions=num_slices)
     if method == "arrow":
-        return base.mapInArrow(_arrow_fn(w, batch), SPARK_SCHEMA)
+        return base.mapInArrow(_arrow_fn(w, batch), spark_schema(w))
     if method == "pandas":
-        return base.mapInPandas(_pandas_fn(w, batch), SPARK_SCHEMA)
+        return base.mapInPandas(_pandas_fn(w, batch), spark_schema(w))
     raise ValueError(f"method: unknown {method!r}, expected 'arrow' or 'pandas'")

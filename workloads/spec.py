@@ -20,6 +20,9 @@ DISTRIBUTIONS = ("uniform", "zipfian", "scrambled_zipfian", "latest", "hotspot",
 KEY_FORMATS = ("uuid", "time-ordered", "ycsb")
 GROWTHS = ("constant", "accelerating")
 KEYSPACES = ("ycsb", "existing-per-batch")
+# update_fraction + delete_fraction may exceed 1 by float rounding only (0.7 + 0.3 is 1.0,
+# but a sum of three decimal fractions need not be)
+FRACTION_SLACK = 1e-9
 
 
 @dataclass(frozen=True)
@@ -36,6 +39,13 @@ class Workload:
     inserted yet being redrawn -- so the hot set stays put from batch to batch;
     "existing-per-batch" draws every batch over all the keys existing before it (the
     behaviour before this field existed). `latest` follows the newest key either way.
+
+    `delete_fraction` is YCSB's operation proportion for deletes: the share of a mixed
+    batch's rows that delete an existing key, chosen as an update's key is. Inserts get
+    `1 - update_fraction - delete_fraction` (scaled by `growth`); the other rows are split
+    updates : deletes = update_fraction : delete_fraction (generator._block). With a
+    delete_fraction > 0 every batch carries a `_hoodie_is_deleted` column
+    (generator.DELETE_COLUMN); with 0 (the default) the batches are those of before.
     """
 
     name: str = "custom"
@@ -44,6 +54,7 @@ class Workload:
     batches: int = 5
     batch_size: int = 20_000
     update_fraction: float = 0.5
+    delete_fraction: float = 0.0
     distribution: str = "uniform"
     zipfian_constant: float = 0.99
     hotspot_set_fraction: float = 0.2
@@ -97,6 +108,7 @@ _FIELD_TYPES: dict[str, type] = {
     "batches": int,
     "batch_size": int,
     "update_fraction": float,
+    "delete_fraction": float,
     "distribution": str,
     "zipfian_constant": float,
     "hotspot_set_fraction": float,
@@ -154,11 +166,16 @@ def _validate(w: Workload) -> None:
             raise ValueError(f"{name}: must be >= 0, got {getattr(w, name)!r}")
     if w.partitions < 1:
         raise ValueError(f"partitions: must be >= 1, got {w.partitions!r}")
-    for name in ("update_fraction", "hotspot_set_fraction", "hotspot_opn_fraction",
-                 "late_arrival_share"):
+    for name in ("update_fraction", "delete_fraction", "hotspot_set_fraction",
+                 "hotspot_opn_fraction", "late_arrival_share"):
         v = getattr(w, name)
         if not 0.0 <= v <= 1.0:
             raise ValueError(f"{name}: must be in [0, 1], got {v!r}")
+    if w.update_fraction + w.delete_fraction > 1.0 + FRACTION_SLACK:
+        raise ValueError(
+            f"update_fraction + delete_fraction: must be <= 1 (inserts get the rest), "
+            f"got {w.update_fraction!r} + {w.delete_fraction!r}"
+        )
     for name in ("partition_skew", "index_key_skew"):
         if getattr(w, name) < 0:
             raise ValueError(f"{name}: must be >= 0, got {getattr(w, name)!r}")
@@ -215,10 +232,11 @@ def presets() -> dict[str, Workload]:
 def describe(name: str) -> str:
     """One line for `indexbench list` (which shows the name apart): description + figures."""
     w = presets()[name] if name in presets() else load(name)
+    deletes = f"{w.delete_fraction:.0%} deletes, " if w.delete_fraction > 0 else ""
     return (
         f"{w.description or 'no description'} "
         f"[{w.initial_records:,} initial + {w.batches}x{w.batch_size:,}, "
-        f"{w.update_fraction:.0%} updates, {w.distribution}, {w.key_format} keys, "
+        f"{w.update_fraction:.0%} updates, {deletes}{w.distribution}, {w.key_format} keys, "
         f"{w.partitions} partitions]"
     )
 

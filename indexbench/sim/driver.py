@@ -24,6 +24,7 @@ import workloads
 from indexbench.sim import cost
 from indexes.simulation import SimBatch, SimChunk, SimOptions
 from tableformat import metrics as m
+from tableformat.errors import IndexBenchError
 from tableformat.model import ModelTable
 from tableformat.rows import WriteTotals, as_modelled, upsert_row
 from workloads import generator as G
@@ -128,6 +129,15 @@ def existing_chunks(w: workloads.Workload, upto: int, names: list[str],
     return gen
 
 
+def refuse_deletes(w: workloads.Workload) -> None:
+    """The model table's keys are the ordinals below ``inserts_before`` (``existing_chunks``),
+    which deletes would break: a workload with deletes is refused before anything runs."""
+    if w.delete_fraction > 0:
+        raise IndexBenchError(
+            f"the simulator does not model deletes (delete_fraction={w.delete_fraction:g}); "
+            "run this workload on Spark (indexbench run/compare)")
+
+
 def simulate_batch(index, adapter, model: ModelTable, w: workloads.Workload, b: int,
                    names: list[str], chunk_rows: int = CHUNK_ROWS) -> dict[str, Any]:
     """One upsert batch through the adapter; returns its metrics row (before the model
@@ -185,6 +195,7 @@ def simulate(index: str = "bloom", workload: str | workloads.Workload = "uniform
     from indexbench.api import load_workload
 
     w = load_workload(workload, batches, batch_size, initial_records, seed)
+    refuse_deletes(w)
     idx = indexes.get(index, **(params or {}))
     parallelism = parallelism or os.cpu_count() or 1
     profile = cost.profile(storage, cores=parallelism)
@@ -238,6 +249,7 @@ def simulate_compare(indexes_: list[str] | None = None,
     sizes = {k: options.pop(k) for k in ("batches", "batch_size", "initial_records", "seed")
              if k in options}
     w = load_workload(workload, **sizes)
+    refuse_deletes(w)
     run_id = options.pop("run_id", None) or m.new_run_id()
     out = out or os.path.join("out", f"{w.name}-sim-{run_id}")
     ratio = w.batch_size / max(w.initial_records, 1)

@@ -96,7 +96,7 @@ class DynamicRliIndex(RecordIndex):
         counts = np.array([s.num_records for s in snapshot.slices.values()])
         return {**bucket_fill(counts), "index_mem_bytes": self.core.caches.nbytes,
                 "resident_partitions": len(self.core.caches),
-                "index_disk_bytes": rli_disk_bytes(snapshot)}
+                "index_disk_bytes": rli_disk_bytes(snapshot), **rli_dead_entries(snapshot)}
 
 
 def rli_disk_bytes(snapshot) -> int:
@@ -108,3 +108,21 @@ def rli_disk_bytes(snapshot) -> int:
             if f["path"] not in replaced:
                 total += int(f["bytes"])
     return total
+
+
+def rli_dead_entries(snapshot) -> dict[str, int]:
+    """RLI entries of visible files (counted when they were written, from the commits'
+    metadata) and how many name no live record: a deleted key keeps its entry (and its
+    cache slot), so a re-insert goes back to its bucket. Empty for tables written before
+    commits recorded entry counts."""
+    replaced = rli.replaced_files(snapshot.extra)
+    entries = 0
+    for inst in snapshot.completed:
+        for f in json.loads(snapshot.extra.get(inst, {}).get(rli.FILES_KEY, "[]")):
+            if f["path"] in replaced:
+                continue
+            if "entries" not in f:
+                return {}
+            entries += int(f["entries"])
+    live = sum(s.num_records for s in snapshot.slices.values())
+    return {"rli_entries": entries, "rli_dead_entries": entries - live}

@@ -118,6 +118,14 @@ class DynamicRliCore:
         self.count(buckets_created=len(created))
         return buckets, new_mask
 
+    def locate(self, partition: str, hashes: np.ndarray, load: Callable[[], RliEntries]
+               ) -> np.ndarray:
+        """Bucket of each key hash the partition's index holds, -1 for one it does not;
+        assigns nothing (a delete never creates a key)."""
+        pidx = self.partition_index(partition, load)
+        pidx.accessed = True
+        return pidx.map.lookup(np.asarray(hashes, dtype=np.int32))
+
     def record_rli_entries(self, partition: str, entries: int, per_bucket: dict[int, int],
                            distinct_hashes: int | None = None) -> None:
         """RLI entries written for ``partition``'s new keys, per bucket.

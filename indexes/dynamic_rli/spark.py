@@ -37,6 +37,7 @@ from indexes.dynamic_rli.cache import sorted_distinct
 from indexes.dynamic_rli.core import bucket_file_sizes, member
 from indexes.simple_bucket.core import existing_bucket_files, new_bucket_file_id
 from tableformat import basefile as bf
+from tableformat.basefile import IS_DELETED
 from tableformat.errors import IndexBenchError
 
 HASH_COL = "__dyn_key_hash"
@@ -91,7 +92,11 @@ class DynamicRliSpark(SparkAdapter):
         hashed = batch.withColumn(HASH_COL, hash_column(key, self.index.params["hash_function"]))
         hashed = hashed.persist(StorageLevel.MEMORY_AND_DISK)
         self._cleanup.append(hashed.unpersist)
-        per_part = (hashed.groupBy(part).agg(F.collect_set(HASH_COL).alias("h")).toArrow())
+        has_deletes = IS_DELETED in batch.columns
+        deleted = F.coalesce(F.col(IS_DELETED), F.lit(False)) if has_deletes else F.lit(False)
+        per_part = (hashed.groupBy(part).agg(
+            F.collect_set(F.when(~deleted, F.col(HASH_COL))).alias("h"),
+            F.collect_set(F.when(deleted, F.col(HASH_COL))).alias("d")).toArrow())
         existing = existing_bucket_files(ctx.snapshot.in_partitions(ctx.partitions))
         routing = {}
         for i in range(per_part.num_rows):
@@ -100,6 +105,16 @@ class DynamicRliSpark(SparkAdapter):
             file_bytes, per_record = bucket_file_sizes(ctx.snapshot.in_partitions([p]))
             load = lambda p=p: rli.bootstrap_entries(ctx.table, ctx.snapshot, p)  # noqa: E731
             buckets, _ = self.core.route(p, hashes, load, file_bytes, per_record)
+            # deletes are located, never assigned: one of an unknown key gets no location
+            dels = sorted_distinct(per_part.column(2)[i].values.to_numpy().astype(np.int32))
+            dels = dels[~member(hashes, dels)[1]]
+            if len(dels):
+                found = self.core.locate(p, dels, load)
+                known = found >= 0
+                hashes = np.concatenate([hashes, dels[known]])
+                buckets = np.concatenate([buckets, found[known].astype(buckets.dtype)])
+                order = np.argsort(hashes, kind="stable")
+                hashes, buckets = hashes[order], buckets[order]
             ub = sorted_distinct(buckets).astype(np.int32)
             fids = np.array([existing.get((p, int(b))) or new_bucket_file_id(ctx.instant, p, b)
                              for b in ub], dtype=object)
@@ -107,9 +122,9 @@ class DynamicRliSpark(SparkAdapter):
         self._routing = routing
         bc = ctx.spark.sparkContext.broadcast(routing)
         self._cleanup.append(bc.destroy)
-        schema = T.StructType(batch.schema.fields + [
-            T.StructField(FILE_ID_COL, T.StringType(), False),
-            T.StructField(BUCKET_COL, T.IntegerType(), False)])
+        schema = T.StructType(batch.schema.fields + [  # null: a delete of an unknown key
+            T.StructField(FILE_ID_COL, T.StringType(), has_deletes),
+            T.StructField(BUCKET_COL, T.IntegerType(), has_deletes)])
 
         acc = ctx.counters
 
@@ -119,20 +134,24 @@ class DynamicRliSpark(SparkAdapter):
                 acc.add({"keys_hashed": len(pdf)})  # hashed in the JVM for these rows
                 h = pdf[HASH_COL].to_numpy(dtype=np.int32)
                 parts = pdf[part].to_numpy(dtype=object)
-                buckets = np.empty(len(pdf), np.int32)
-                fids = np.empty(len(pdf), dtype=object)
+                dels = pdf[IS_DELETED].fillna(False).to_numpy(dtype=bool) if has_deletes \
+                    else np.zeros(len(pdf), bool)
+                buckets = np.full(len(pdf), -1, np.int32)
+                fids = np.full(len(pdf), None, dtype=object)
                 for p in pd.unique(parts):
-                    sel = parts == p
+                    sel = np.flatnonzero(parts == p)
                     hs, bs, ub, fid = table[p]
                     pos, ok = member(hs, h[sel])
-                    if not ok.all():
+                    if not (ok | dels[sel]).all():
                         raise IndexBenchError(f"internal: unrouted key hash in {p!r}")
+                    sel, pos = sel[ok], pos[ok]
                     b = bs[pos].astype(np.int32)
                     buckets[sel] = b
                     fids[sel] = fid[np.searchsorted(ub, b)]
                 pdf = pdf.drop(columns=HASH_COL)
                 pdf[FILE_ID_COL] = fids
-                pdf[BUCKET_COL] = buckets
+                pdf[BUCKET_COL] = pd.array(np.where(buckets >= 0, buckets, 0), dtype="Int32")
+                pdf.loc[buckets < 0, BUCKET_COL] = pd.NA
                 yield pdf
 
         return hashed.mapInPandas(tag, schema)
@@ -193,7 +212,8 @@ class DynamicRliSpark(SparkAdapter):
                 None if "collided" in w else w["hashes"])
         self.core.checkpoint(instant, self._latest_successful())
         return {ASSIGNERS_KEY: str(self.core.num_assigners),
-                rli.FILES_KEY: json.dumps([{"path": w["path"], "bytes": w["bytes"]}
+                rli.FILES_KEY: json.dumps([{"path": w["path"], "bytes": w["bytes"],
+                                            "entries": w["entries"]}
                                            for w in sorted(written, key=lambda w: w["path"])])}
 
     def _collided_keys(self, ctx: CommitContext, written: list[dict]) -> list[dict]:
@@ -215,6 +235,7 @@ class DynamicRliSpark(SparkAdapter):
         before = ctx.table.snapshot()  # this instant is not complete: pre-write slices
         prev = {(p, f): before.slices[(p, f)].path for p, f in suspects
                 if (p, f) in before.slices}
+        completed, replaced = before.completed, rli.replaced_files(before.extra)
         fids = sorted({f for _, f in suspects})
         new = self.core.new
         uri, instant = ctx.table.uri, ctx.instant
@@ -233,7 +254,13 @@ class DynamicRliSpark(SparkAdapter):
                 t = Table(uri)
                 old = bf.read_record_keys(t.fs, t.abs_path(prev[(p, fid)])).to_numpy(
                     zero_copy_only=False)
-            fresh = hit & ~np.isin(pdf[key].to_numpy(dtype=object), old)
+            keys = pdf[key].to_numpy(dtype=object)
+            fresh = hit & ~np.isin(keys, old)
+            if fresh.any():  # a re-insert of a deleted key: its entry was kept, not a collision
+                t = Table(uri)
+                indexed = rli.read_record_index_locations(
+                    t, p, completed, replaced, columns=["record_key"]).column("record_key")
+                fresh &= ~np.isin(keys, indexed.to_numpy(zero_copy_only=False))
             return pdf[fresh]
 
         found = (rows.groupBy(part, FILE_ID_COL).applyInPandas(find, rows.schema)
@@ -314,8 +341,8 @@ def compact_rli(spark, table, min_files: int, partitions: list[str] | None = Non
     table.complete_instant(instant, {
         "operationType": "INDEX", "partitionToWriteStats": {},
         "partitionToReplaceFileIds": {},
-        "extraMetadata": {rli.FILES_KEY: json.dumps([{"path": r["path"], "bytes": r["bytes"]}
-                                                     for r in made]),
+        "extraMetadata": {rli.FILES_KEY: json.dumps([{"path": r["path"], "bytes": r["bytes"],
+                                                      "entries": r["rows"]} for r in made]),
                           rli.REPLACED_KEY: json.dumps(old)},
     }, action="replacecommit")
     for rel in old:  # a cleaner with zero retention
@@ -329,6 +356,11 @@ def verify_rli(spark, table, snapshot, hash_function: str) -> list[str]:
     from collections import Counter
 
     problems = []
+    # entries of deleted keys stay (README, "Deletes"): orphans then are dead entries
+    deletes = any(int(st.get("numDeletes") or 0)
+                  for inst, action in table.completed_instants()
+                  for stats in table.read_commit(inst, action).get(
+                      "partitionToWriteStats", {}).values() for st in stats)
     per_bucket = Counter((s.partition, bf.bucket_of_file_id(s.file_id))
                          for s in snapshot.slices.values())
     problems += [f"bucket {b} of {p!r} has {n} file groups" for (p, b), n in per_bucket.items()
@@ -377,8 +409,9 @@ def verify_rli(spark, table, snapshot, hash_function: str) -> list[str]:
                    F.lit("'"))
     expected_hash = hash_column("record_key", hash_function)
     msg = (F.when(F.col("n").isNull(), F.concat(key, F.lit(" has no RLI entry")))
-           .when(F.col("file_bucket").isNull(),
+           .when(F.col("file_bucket").isNull() & F.lit(not deletes),
                  F.concat(F.lit("orphan RLI entry: "), key, F.lit(" is in no base file")))
+           .when(F.col("file_bucket").isNull(), F.lit(None))
            .when(F.col("n") > 1, F.concat(key, F.lit(" has "), F.col("n").cast("string"),
                                           F.lit(" RLI entries")))
            .when(F.col("bucket") != F.col("file_bucket"),

@@ -1,0 +1,72 @@
+"""Undo an instant that failed in the writer that started it, leaving no trace.
+
+Why apart from :meth:`Table.rollback_pending`: that one cleans up after a writer that
+died, on the next writer's start, and records a ``.rollback`` instant as Hudi does. A
+write that fails while its writer is alive (a Spark task raised, a refusal only a task
+could see) is undone on the spot and the table is left byte-for-byte as it was: the
+instant's base files and index files, the partition metafiles it created, its
+``requested``/``inflight`` timeline files and the folders it made are removed. Nothing
+of the instant was ever visible (its commit file was never written), so no reader can
+tell it existed.
+"""
+
+from __future__ import annotations
+
+import pyarrow.fs as pafs
+
+from tableformat import fs as tfs
+from tableformat import hoodie_properties as hp
+from tableformat import partition_meta
+from tableformat.errors import IndexBenchError
+
+
+def abort_instant(table, instant: str) -> list[str]:
+    """Delete every file ``instant`` wrote; returns their table-relative paths.
+
+    The caller holds the writer lock and the instant has not completed."""
+    from tableformat.table import HOODIE
+
+    table._require_lock()
+    if instant in {i for i, _ in table.completed_instants()}:
+        raise IndexBenchError(f"internal: instant {instant} completed; it cannot be aborted")
+    suffix = f"_{instant}.parquet"
+    deleted: list[str] = []
+    folders: set[str] = set()
+    for info in tfs.list_files(table.fs, table.root, recursive=True):
+        rel = info.path[len(table.root):].lstrip("/")
+        if rel.startswith(HOODIE + "/") and not rel.startswith(f"{HOODIE}/metadata/"):
+            continue  # the timeline: below
+        name = info.base_name
+        ours = name.endswith(suffix)
+        if partition_meta.is_partition_metafile(name):
+            # created by this instant (its commitTime), or a temporary name of one
+            ours = name != partition_meta.FILE_NAME or _metafile_instant(table, info) == instant
+        if ours:
+            table.fs.delete_file(info.path)
+            deleted.append(rel)
+            folders.add(info.path.rsplit("/", 1)[0])
+    for name in sorted(i.base_name for i in tfs.list_files(table.fs, table.meta)):
+        if name.startswith(f"{instant}."):  # requested, inflight and their temporary names
+            table.fs.delete_file(tfs.join(table.meta, name))
+    _remove_empty_folders(table, folders)
+    return sorted(deleted)
+
+
+def _metafile_instant(table, info: pafs.FileInfo) -> str | None:
+    try:
+        return hp.parse(tfs.read_bytes(table.fs, info.path).decode()).get("commitTime")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _remove_empty_folders(table, folders: set[str]) -> None:
+    """Folders the instant's files were in, and their parents, once empty (never the
+    table root or ``.hoodie``)."""
+    keep = {table.root.rstrip("/"), table.meta.rstrip("/")}
+    for folder in sorted(folders, key=len, reverse=True):
+        while folder.rstrip("/") not in keep and folder.startswith(table.root):
+            sel = pafs.FileSelector(folder, allow_not_found=True)
+            if table.fs.get_file_info(sel):
+                break
+            table.fs.delete_dir(folder)
+            folder = folder.rsplit("/", 1)[0]
