@@ -250,9 +250,10 @@ def delete(table: str, keys: Any, *, spark=None, master: str | None = None,
     """Delete records by key: Hudi's ``delete`` operation on a table ``run`` wrote.
 
     ``keys``: a Spark or pandas DataFrame with the table's record key and partition
-    columns (a record is a (partition, key): the indexes are non-global), and optionally
-    its ordering column. A row without an ordering value deletes the stored record
-    whatever its ordering value (Hudi's ``EmptyHoodieRecordPayload``); one with a value
+    columns (a record is a (partition, key): the indexes are non-global), the bucket
+    index's hash field when it is not the key, and optionally the ordering column. A
+    row without an ordering value deletes the stored record whatever its ordering value
+    (Hudi's ``EmptyHoodieRecordPayload``); one with a value
     deletes only a record not newer than it (Hudi's ``_hoodie_is_deleted`` rule). Keys
     the table does not hold are ignored. One commit (``operationType = DELETE``) through
     the table's own index; returns its metrics row (``operation = "delete"``, the
@@ -273,7 +274,12 @@ def delete(table: str, keys: Any, *, spark=None, master: str | None = None,
     tbl, idx = open_table(table, existing.config.index_name)
     cfg = tbl.config
     df = keys if not isinstance(keys, pd.DataFrame) else spark.createDataFrame(keys)
-    for role, name in (("record key", cfg.record_key_field), ("partition", cfg.partition_field)):
+    needed = [("record key", cfg.record_key_field), ("partition", cfg.partition_field)]
+    hash_fields = getattr(idx, "hash_fields", None)  # bucket indexes hashing another field
+    needed += [("bucket hash field", f) for f in (hash_fields(cfg.record_key_field)
+                                                   if hash_fields else [])
+               if f != cfg.record_key_field]
+    for role, name in needed:
         if name not in df.columns:
             raise IndexBenchError(f"the keys to delete have no {role} column {name!r}")
     schema = tbl.snapshot().schema

@@ -42,7 +42,7 @@ def parse_sets(values: list[str] | None) -> dict[str, dict[str, str]]:
         key, _, value = item.partition("=")
         owners = [n for n in out if key.strip() in indexes.index_class(n).param_keys()]
         if not owners:
-            refuse_global(key.strip())
+            refuse_global(key.strip(), value)
             raise IndexBenchError(f"--set {key}: no index has this parameter")
         for n in owners:
             out[n][key.strip()] = value.strip()

@@ -11,6 +11,7 @@ import json
 import os
 import re
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -97,8 +98,8 @@ def data_schema(schema: T.StructType) -> T.StructType:
     return T.StructType([f for f in schema.fields if f.name != IS_DELETED])
 
 
-def validate_batch(batch: DataFrame, config: TableConfig, table_schema: str | None
-                   ) -> tuple[int, list[str]]:
+def validate_batch(batch: DataFrame, config: TableConfig, table_schema: str | None,
+                   existing_partitions: Iterable[str] = ()) -> tuple[int, list[str]]:
     """Refuse a bad batch before anything is written, naming the problem.
 
     One Spark job checks every row; it also returns the batch's size and the partition
@@ -153,45 +154,22 @@ def validate_batch(batch: DataFrame, config: TableConfig, table_schema: str | No
     if isinstance(fields[config.ordering_field].dataType, (T.DoubleType, T.FloatType)):
         checks["nan_ordering"] = (F.isnan(order), f"NaN ordering value ({config.ordering_field}); "
                                   "NaN has no place in an order, so it is refused")
-    for rule, cond in _partition_rule_columns(part).items():
-        checks[rule.name] = (cond, f"{rule.message} ({config.partition_field})")
+    checks["bad_partitions"] = (part.isNull() | (part == ""),
+                                f"null or empty partition value ({config.partition_field})")
     aggs = [F.count(F.lit(1)).alias("rows"), F.collect_set(part).alias("partitions")]
-    for name, (cond, _) in checks.items():
-        aggs.append(F.sum(F.when(cond, 1).otherwise(0)).alias(name))
-        if name in _PARTITION_RULES:  # a few of the offending values, for the message
-            aggs.append(F.slice(F.collect_set(F.when(cond, part)), 1, 3).alias(f"{name}_eg"))
+    aggs += [F.sum(F.when(cond, 1).otherwise(0)).alias(name)
+             for name, (cond, _) in checks.items()]
     row = batch.agg(*aggs).first()
-    found = []
-    for name, (_, msg) in checks.items():
-        if row[name]:
-            eg = row[f"{name}_eg"] if f"{name}_eg" in row.asDict() else None
-            found.append(f"{row[name]} record(s) with {msg}"
-                         + (f", e.g. {', '.join(repr(v) for v in sorted(eg))}" if eg else ""))
+    found = [f"{row[name]} record(s) with {msg}" for name, (_, msg) in checks.items()
+             if row[name]]
+    # the rules of tableformat.partition_path, once per distinct value (not per record)
+    partitions = sorted(p for p in row["partitions"] if p)
+    found += partition_path.refusals(partitions)
+    if not found:
+        found += partition_path.nesting_conflicts(partitions, existing_partitions)
     if found:
         raise InvalidBatchError("batch refused, nothing was written: " + "; ".join(found))
-    return int(row["rows"]), sorted(p for p in row["partitions"] if p)
-
-
-_PARTITION_RULES = {r.name for r in partition_path.RULES}
-
-
-def _partition_rule_columns(part) -> dict:
-    """:data:`tableformat.partition_path.RULES` as Spark conditions on the partition column
-    (the same rules :func:`tableformat.partition_path.problems` checks in Python)."""
-    segs = F.split(part, "/", -1)
-    dots = (".", "..")
-    conds = {
-        "empty_partition": part.isNull() | (part == ""),
-        "empty_segment": (part != "") & F.exists(segs, lambda s: s == ""),
-        "dot_segment": F.exists(segs, lambda s: s.isin(*dots)),
-        "hidden_segment": F.exists(segs, lambda s: (s.startswith(".") | s.startswith("_"))
-                                   & ~s.isin(*dots)),
-        "control_char": part.rlike(partition_path.CONTROL_CLASS),
-        "too_long": F.octet_length(part) > partition_path.MAX_BYTES,
-        "segment_too_long": F.exists(
-            segs, lambda s: F.octet_length(s) > partition_path.MAX_SEGMENT_BYTES),
-    }
-    return {rule: F.coalesce(conds[rule.name], F.lit(False)) for rule in partition_path.RULES}
+    return int(row["rows"]), partitions
 
 
 def precombine_batch(batch: DataFrame, config: TableConfig) -> DataFrame:
@@ -365,11 +343,14 @@ def _upsert(spark: SparkSession, table: Table, index: RecordIndex, batch: DataFr
         spark.conf.set("spark.sql.shuffle.partitions",
                        str(shuffle_partitions_for(base_partitions, rows * avg)))
         t0 = time.perf_counter()
-        input_records, partitions = validate_batch(batch, cfg, snapshot.schema)
+        input_records, partitions = validate_batch(batch, cfg, snapshot.schema,
+                                                   snapshot.partitions())
         validate_s = time.perf_counter() - t0
         t0 = time.perf_counter()
+        if IS_DELETED in batch.columns:  # a null marker is "not a delete", as Hudi reads it
+            batch = batch.withColumn(IS_DELETED, F.coalesce(F.col(IS_DELETED), F.lit(False)))
         combined = precombine_batch(batch, cfg).persist(StorageLevel.DISK_ONLY)
-        combined.count()
+        records = combined.count()
         precombine_s = time.perf_counter() - t0
     finally:
         if owned:
@@ -377,7 +358,7 @@ def _upsert(spark: SparkSession, table: Table, index: RecordIndex, batch: DataFr
 
     instant = table.start_instant()
     try:
-        stats, counts, records, timings = _write_instant(
+        stats, counts, timings = _write_instant(
             spark, table, index, snapshot, instant, combined, partitions,
             {SPARK_SCHEMA_KEY: data_schema(batch.schema).json(), **(extra_metadata or {})},
             operation)
@@ -386,11 +367,15 @@ def _upsert(spark: SparkSession, table: Table, index: RecordIndex, batch: DataFr
         _safe(index.spark.after_commit, instant, ok=False)
         raise
     except Exception as exc:
-        _abort(spark, table, index, instant)
-        if isinstance(exc, IndexBenchError):
+        if instant in {i for i, _ in table.completed_instants()}:
+            raise  # after the commit: the batch is in, nothing to undo
+        undone = _abort(spark, table, index, instant)
+        if isinstance(exc, IndexBenchError) and undone:
             raise  # the index's own refusal, as it is; the table is restored
-        raise WriteFailedError(f"batch {batch_no} failed and was rolled back, the table is "
-                               f"unchanged: {failure_cause(exc)}") from exc
+        what = "was rolled back, the table is unchanged" if undone else \
+            "is left for the next writer to roll back (its tasks did not stop in time)"
+        raise WriteFailedError(f"batch {batch_no} failed and {what}: "
+                               f"{failure_cause(exc)}") from exc
     index_after = index.spark.after_commit(instant, ok=True)
 
     after = table.snapshot()
@@ -409,7 +394,7 @@ def _upsert(spark: SparkSession, table: Table, index: RecordIndex, batch: DataFr
 def _write_instant(spark: SparkSession, table: Table, index: RecordIndex, snapshot: Snapshot,
                    instant: str, combined: DataFrame, partitions: list[str],
                    extra_metadata: dict[str, str], operation: str
-                   ) -> tuple[list[dict], dict, int, dict[str, float]]:
+                   ) -> tuple[list[dict], dict, dict[str, float]]:
     """Tag, plan, write, update the index and complete ``instant``: everything between
     the inflight file and the commit file, which a failure undoes as a whole."""
     counters = new_counters(spark)
@@ -420,7 +405,7 @@ def _write_instant(spark: SparkSession, table: Table, index: RecordIndex, snapsh
         if IS_DELETED in tagged.columns:  # a delete of a key the index did not find
             tagged = tagged.where(F.col(FILE_ID_COL).isNotNull() | ~F.col(IS_DELETED))
         tagged = tagged.persist(StorageLevel.MEMORY_AND_DISK)
-        records = tagged.count()
+        tagged.count()
     finally:
         combined.unpersist()  # tagged is cached by now (or the batch failed)
     tag_s = time.perf_counter() - t0
@@ -453,26 +438,37 @@ def _write_instant(spark: SparkSession, table: Table, index: RecordIndex, snapsh
         table.complete_instant(instant, metadata)
         commit_s = time.perf_counter() - t2
     finally:
-        tagged.unpersist()
-    return stats, counts, records, {"tag_s": tag_s, "write_s": write_s, "commit_s": commit_s}
+        _safe(tagged.unpersist)
+    return stats, counts, {"tag_s": tag_s, "write_s": write_s, "commit_s": commit_s}
 
 
-def _abort(spark: SparkSession, table: Table, index: RecordIndex, instant: str) -> None:
-    """Undo a failed instant once no task of it can still write a file."""
+def _abort(spark: SparkSession, table: Table, index: RecordIndex, instant: str) -> bool:
+    """Undo a failed instant once no task of it can still write a file; returns whether
+    it was undone (else it stays pending: the next writer's rollback removes it)."""
     _safe(index.spark.after_commit, instant, ok=False)
-    _quiesce(spark)
+    try:
+        if not _quiesce(spark):
+            return False
+    except Exception:  # noqa: BLE001 (the JVM is gone: no task runs, but say so safely)
+        return False
     abort_instant(table, instant)
+    return True
 
 
-def _quiesce(spark: SparkSession, timeout_s: float = 60.0) -> None:
-    """Wait until no executor runs a task: a failed job's other tasks are cancelled, but
-    a task already writing its file group finishes it first."""
-    tracker = spark.sparkContext._jsc.sc().statusTracker()
+def _quiesce(spark: SparkSession, timeout_s: float = 60.0) -> bool:
+    """Wait until no executor runs a task (a failed job's other tasks are cancelled, but
+    a task already writing its file group finishes it first), then a moment for its
+    Python worker; False on timeout."""
+    jsc = spark.sparkContext._jsc.sc()
+    tracker = jsc.statusTracker()
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
+        jsc.listenerBus().waitUntilEmpty()  # task-end events reach the tracker first
         if sum(e.numRunningTasks() for e in tracker.getExecutorInfos()) == 0:
-            return
+            time.sleep(0.2)  # a cancelled task's worker may outlive its JVM task briefly
+            return True
         time.sleep(0.05)
+    return False
 
 
 def _safe(fn, *args, **kwargs) -> None:

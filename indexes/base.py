@@ -32,20 +32,20 @@ BUCKET_COL = "_hoodie_bucket_id"
 # (partition path, record key), as Hudi's BLOOM, SIMPLE and BUCKET indexes and a
 # partitioned record index. Asked for, they are refused by name, not as "unknown".
 GLOBAL_INDEX_KEYS = {
-    "hoodie.index.type": "GLOBAL_BLOOM / GLOBAL_SIMPLE / RECORD_INDEX (global) are not "
-                         "implemented; pick an index with --index",
-    "hoodie.bloom.index.update.partition.path": "it applies to GLOBAL_BLOOM only",
-    "hoodie.simple.index.update.partition.path": "it applies to GLOBAL_SIMPLE only",
-    "hoodie.record.index.update.partition.path": "it applies to a global record index only",
+    "hoodie.index.type": ("GLOBAL_BLOOM", "GLOBAL_SIMPLE", "RECORD_INDEX"),
+    "hoodie.bloom.index.update.partition.path": ("true",),
+    "hoodie.simple.index.update.partition.path": ("true",),
+    "hoodie.record.index.update.partition.path": ("true",),
 }
 
 
-def refuse_global(key: str) -> None:
-    """A clear refusal of a global-index setting (see :data:`GLOBAL_INDEX_KEYS`)."""
-    if key in GLOBAL_INDEX_KEYS:
+def refuse_global(key: str, value: Any) -> None:
+    """A clear refusal of a setting that asks for a global index (see
+    :data:`GLOBAL_INDEX_KEYS`); other values fall through to "unknown parameter"."""
+    if str(value).strip().upper() in {v.upper() for v in GLOBAL_INDEX_KEYS.get(key, ())}:
         raise IndexBenchError(
-            f"{key}: global indexes are not supported ({GLOBAL_INDEX_KEYS[key]}); every "
-            "index here is non-global: a record is its (partition, record key)")
+            f"{key}={value}: global indexes are not supported; every index here is "
+            "non-global (a record is its (partition, record key)); pick one with --index")
 
 
 @dataclass(frozen=True)
@@ -124,7 +124,7 @@ class RecordIndex(ABC):
         for name, value in params.items():
             p = known.get(name) or by_key.get(name)
             if p is None:
-                refuse_global(name)
+                refuse_global(name, value)
                 raise IndexBenchError(
                     f"unknown parameter {name!r} for index {self.name}; "
                     f"known: {', '.join(sorted(by_key))}")

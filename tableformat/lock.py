@@ -130,8 +130,18 @@ class WriterLock:
     def _acquire_local(self, identity: Identity) -> int:
         data = json.dumps(identity).encode()
         for _ in range(ATTEMPTS):
+            writable = True
             try:
                 fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+            except PermissionError:
+                # another user's killed writer left it: flock works on a read-only open,
+                # only our identity cannot be written into it
+                writable = False
+                try:
+                    fd = os.open(self.path, os.O_RDONLY | os.O_CLOEXEC)
+                except OSError as e:
+                    raise IndexBenchError(
+                        f"cannot open the writer lock {self.path}: {e.strerror}") from e
             except OSError as e:
                 raise IndexBenchError(
                     f"cannot open the writer lock {self.path}: {e.strerror}") from e
@@ -147,8 +157,9 @@ class WriterLock:
                     f"cannot lock the writer lock {self.path}: {e.strerror}") from e
             try:
                 if _same_file(fd, self.path):
-                    os.ftruncate(fd, 0)
-                    os.pwrite(fd, data, 0)
+                    if writable:
+                        os.ftruncate(fd, 0)
+                        os.pwrite(fd, data, 0)
                     return fd
             except OSError as e:
                 os.close(fd)

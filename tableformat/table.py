@@ -328,9 +328,6 @@ class Table:
         return Snapshot(slices, completed, physical, schema, extra, commits)
 
     # ---- writer lock and rollback ----------------------------------------
-    def _lock_path(self) -> str:
-        return tfs.join(self.meta, LOCK)
-
     def acquire_writer_lock(self) -> None:
         """Refuse a second concurrent writer (:mod:`tableformat.lock`): a dead writer's
         lock is free at once on a local file system, best effort elsewhere."""

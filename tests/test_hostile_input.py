@@ -36,6 +36,8 @@ CORPUS = [
     ("a folder Spark skips", OK.assign(dt=["_tmp", "p"]), "starting with '.' or '_'"),
     ("the current folder", OK.assign(dt=[".", "p"]), "'.' or '..' path segment"),
     ("a parent folder", OK.assign(dt=["a/../b", "p"]), "'.' or '..' path segment"),
+    ("a partition inside another", OK.assign(dt=["p/x", "p"]), "'p' holds 'p/x'"),
+    ("a colon", OK.assign(dt=["a:b", "p"]), "a ':'"),
     ("a NUL character", OK.assign(dt=["p\x00q", "p"]), "control character"),
     ("a newline", OK.assign(dt=["p\nq", "p"]), "control character"),
     ("a 300-byte segment", OK.assign(dt=["x" * 300, "p"]), "path segment over 255 bytes"),
@@ -107,23 +109,21 @@ def test_a_nan_ordering_value_is_refused(spark, tmp_path):
     assert table_digest(uri) == before
 
 
-def test_the_python_and_spark_partition_rules_agree(spark):
-    """One rule set, two checkers: ``partition_path.problems`` (Spark-free) and the
-    validation job's expressions; both refuse the corpus and accept normal values."""
-    from pyspark.sql import functions as F
-
-    from indexbench.driver import _partition_rule_columns
-
-    values = [v for _, pdf, _ in CORPUS for v in pdf["dt"] if v is not None] + [
-        "2026-01-01", "a/b/c", "a b", "ü/ö", "x" * 255, "k=v", "a.b", "a_b", "-"]
-    df = spark.createDataFrame([(v,) for v in values], "dt string")
-    rules = _partition_rule_columns(F.col("dt"))
-    got = df.select("dt", *[c.alias(r.name) for r, c in rules.items()]).collect()
-    for row in got:
-        spark_says = sorted(r.name for r in partition_path.RULES if row[r.name])
-        assert spark_says == sorted(partition_path.problems(row["dt"])), repr(row["dt"])
+def test_partition_rules_name_each_problem_once_per_value():
+    """The rules run on the batch's distinct values (Spark-free), one phrase per rule."""
     assert partition_path.problems("2026-01-01") == []
+    for ok in ("a/b/c", "a b", "ü/ö", "x" * 255, "k=v", "a.b", "a_b", "-"):
+        assert partition_path.problems(ok) == [], ok
     assert partition_path.problems("x" * 300) == ["segment_too_long"]
+    assert partition_path.problems("/.hoodie//") == ["empty_segment", "hidden_segment"]
+    assert partition_path.problems("") == ["empty_partition"]
+    out = partition_path.refusals(["a//b", "c/", "/d", "e//", "ok", ".hoodie"])
+    assert out == [
+        "partition value(s) with an empty path segment (a leading, trailing or doubled "
+        "'/'): '/d', 'a//b', 'c/' and 1 more",
+        "partition value(s) with a path segment starting with '.' or '_' (reserved: "
+        ".hoodie, .hoodie_partition_metadata; skipped by Hadoop and Spark readers): "
+        "'.hoodie'"]
 
 
 def test_a_write_task_failure_is_undone_and_reported_in_one_line(spark, tmp_path,
@@ -169,8 +169,10 @@ def test_a_write_task_failure_is_undone_and_reported_in_one_line(spark, tmp_path
 def test_global_index_settings_are_refused_by_name():
     with pytest.raises(IndexBenchError, match="global indexes are not supported"):
         indexes.get("bloom", **{"hoodie.bloom.index.update.partition.path": "true"})
-    with pytest.raises(IndexBenchError, match="GLOBAL_BLOOM"):
+    with pytest.raises(IndexBenchError, match="GLOBAL_BLOOM: global indexes"):
         cli.parse_sets(["hoodie.index.type=GLOBAL_BLOOM"])
+    with pytest.raises(IndexBenchError, match="no index has this parameter"):
+        cli.parse_sets(["hoodie.bloom.index.update.partition.path=false"])
 
 
 def test_key_scope_is_in_hoodie_properties_and_one_key_may_live_in_two_partitions(

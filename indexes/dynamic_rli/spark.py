@@ -27,6 +27,8 @@ import json
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark import StorageLevel
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
@@ -236,6 +238,7 @@ class DynamicRliSpark(SparkAdapter):
         prev = {(p, f): before.slices[(p, f)].path for p, f in suspects
                 if (p, f) in before.slices}
         completed, replaced = before.completed, rli.replaced_files(before.extra)
+        deleted_in = partitions_with_deletes(ctx.table)
         fids = sorted({f for _, f in suspects})
         new = self.core.new
         uri, instant = ctx.table.uri, ctx.instant
@@ -256,11 +259,16 @@ class DynamicRliSpark(SparkAdapter):
                     zero_copy_only=False)
             keys = pdf[key].to_numpy(dtype=object)
             fresh = hit & ~np.isin(keys, old)
-            if fresh.any():  # a re-insert of a deleted key: its entry was kept, not a collision
+            if fresh.any() and p in deleted_in:
+                # a re-insert of a deleted key: its RLI entry was kept, not a collision
                 t = Table(uri)
-                indexed = rli.read_record_index_locations(
-                    t, p, completed, replaced, columns=["record_key"]).column("record_key")
-                fresh &= ~np.isin(keys, indexed.to_numpy(zero_copy_only=False))
+                entries = rli.read_record_index_locations(
+                    t, p, completed, replaced, columns=["key_hash", "record_key"])
+                asked = pa.array(h[fresh]).cast(entries.schema.field("key_hash").type)
+                known = entries.filter(pc.is_in(entries.column("key_hash"), value_set=asked))
+                indexed = pc.is_in(pa.array(keys[fresh], pa.string()),
+                                   value_set=known.column("record_key").combine_chunks())
+                fresh[np.flatnonzero(fresh)] = ~indexed.to_numpy(zero_copy_only=False)
             return pdf[fresh]
 
         found = (rows.groupBy(part, FILE_ID_COL).applyInPandas(find, rows.schema)
@@ -357,10 +365,7 @@ def verify_rli(spark, table, snapshot, hash_function: str) -> list[str]:
 
     problems = []
     # entries of deleted keys stay (README, "Deletes"): orphans then are dead entries
-    deletes = any(int(st.get("numDeletes") or 0)
-                  for inst, action in table.completed_instants()
-                  for stats in table.read_commit(inst, action).get(
-                      "partitionToWriteStats", {}).values() for st in stats)
+    deleted_in = sorted(partitions_with_deletes(table))
     per_bucket = Counter((s.partition, bf.bucket_of_file_id(s.file_id))
                          for s in snapshot.slices.values())
     problems += [f"bucket {b} of {p!r} has {n} file groups" for (p, b), n in per_bucket.items()
@@ -409,11 +414,10 @@ def verify_rli(spark, table, snapshot, hash_function: str) -> list[str]:
                    F.lit("'"))
     expected_hash = hash_column("record_key", hash_function)
     msg = (F.when(F.col("n").isNull(), F.concat(key, F.lit(" has no RLI entry")))
-           .when(F.col("file_bucket").isNull() & F.lit(not deletes),
-                 F.concat(F.lit("orphan RLI entry: "), key, F.lit(" is in no base file")))
-           .when(F.col("file_bucket").isNull(), F.lit(None))
            .when(F.col("n") > 1, F.concat(key, F.lit(" has "), F.col("n").cast("string"),
                                           F.lit(" RLI entries")))
+           .when(F.col("file_bucket").isNull() & ~F.col("partition").isin(deleted_in),
+                 F.concat(F.lit("orphan RLI entry: "), key, F.lit(" is in no base file")))
            .when(F.col("bucket") != F.col("file_bucket"),
                  F.concat(key, F.lit(": RLI bucket "), F.col("bucket").cast("string"),
                           F.lit(", base file bucket "), F.col("file_bucket").cast("string")))
@@ -422,3 +426,15 @@ def verify_rli(spark, table, snapshot, hash_function: str) -> list[str]:
     problems += [r[0] for r in j.select(msg.alias("problem")).where("problem is not null")
                  .limit(MAX_REPORTED).collect()]  # ok: bounded by limit()
     return problems
+
+
+def partitions_with_deletes(table) -> set[str]:
+    """Partitions where a committed instant deleted records (from the commit metadata):
+    only there can a key's kept RLI entry outlive its record."""
+    out = set()
+    for inst, action in table.completed_instants():
+        for part, stats in table.read_commit(inst, action).get(
+                "partitionToWriteStats", {}).items():
+            if any(int(st.get("numDeletes") or 0) for st in stats):
+                out.add(part)
+    return out
