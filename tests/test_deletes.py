@@ -101,11 +101,13 @@ def test_dynamic_rli_keeps_dead_entries_and_counts_them(spark, tmp_path):
         first = upsert(spark, table, index, spark.createDataFrame(pd.DataFrame(
             {"key": keys, "dt": "p", "ts": 1, "payload": "x"}))).metrics
         gone = upsert(spark, table, index, rows(
-            spark, *[(k, "p", 2, "", True) for k in keys[:8]]), batch_no=1).metrics
+            spark, *[(k, "p", 2, "", True) for k in keys[:8]],
+            ("k000", "nowhere", 2, "", True)), batch_no=1).metrics  # no cache for it
         back = upsert(spark, table, index, rows(
             spark, *[(k, "p", 3, "y", False) for k in keys[:3]]), batch_no=2).metrics
     assert (first["rli_entries"], first["rli_dead_entries"]) == (30, 0)
     assert (gone["deletes"], gone["rli_entries"], gone["rli_dead_entries"]) == (8, 30, 8)
     assert gone["rli_entries_written"] == 0 and gone["buckets_created"] == 0
+    assert gone["partitions_bootstrapped"] == 0  # "nowhere" got no cache
     assert (back["inserts"], back["rli_entries_written"], back["rli_dead_entries"]) == (3, 0, 5)
     assert verify_table(spark, uri) == []

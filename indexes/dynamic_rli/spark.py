@@ -106,6 +106,11 @@ class DynamicRliSpark(SparkAdapter):
             hashes = sorted_distinct(per_part.column(1)[i].values.to_numpy().astype(np.int32))
             file_bytes, per_record = bucket_file_sizes(ctx.snapshot.in_partitions([p]))
             load = lambda p=p: rli.bootstrap_entries(ctx.table, ctx.snapshot, p)  # noqa: E731
+            if not len(hashes) and not file_bytes and p not in self.core.caches:
+                # only deletes, in a partition the table never had: nothing to look up
+                routing[p] = (hashes, np.empty(0, np.int16), np.empty(0, np.int32),
+                              np.empty(0, dtype=object))
+                continue
             buckets, _ = self.core.route(p, hashes, load, file_bytes, per_record)
             # deletes are located, never assigned: one of an unknown key gets no location
             dels = sorted_distinct(per_part.column(2)[i].values.to_numpy().astype(np.int32))
