@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -22,6 +21,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from pyspark.sql.pandas.types import to_arrow_schema
 
+from indexbench.failed_write import failure_cause, safely, undo_failed_instant
 from indexbench.spark import shuffle_partitions_for
 from indexbench.writer import WRITE_STATS_ARROW, WRITE_STATS_SCHEMA, MergeSpec, merge_file_group
 from indexes import get as get_index
@@ -29,7 +29,6 @@ from indexes import index_class
 from indexes.base import BUCKET_COL, FILE_ID_COL, CommitContext, RecordIndex, TagContext
 from indexes.counters import new_counters
 from tableformat import partition_path, sizing
-from tableformat.abort import abort_instant
 from tableformat.avro_schema import avro_schema_json
 from tableformat.basefile import IS_DELETED
 from tableformat.commit_metadata import SPARK_SCHEMA_KEY
@@ -308,20 +307,6 @@ def upsert(spark: SparkSession, table: Table, index: RecordIndex, batch: DataFra
         spark.conf.set("spark.sql.shuffle.partitions", base_partitions)
 
 
-def failure_cause(exc: BaseException) -> str:
-    """The one line that names why a Spark job failed: the Python error a task raised
-    (the last ``Type: message`` line of its traceback), else the first line."""
-    lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
-    if not lines:
-        return type(exc).__name__
-    errors = [ln for ln in lines if _ERROR_LINE.match(ln)]
-    cause = errors[-1] if errors and "PythonException" in type(exc).__name__ else lines[0]
-    return cause if len(cause) <= 400 else cause[:397] + "..."
-
-
-_ERROR_LINE = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Violation|Interrupt)\b.*?:")
-
-
 def _upsert(spark: SparkSession, table: Table, index: RecordIndex, batch: DataFrame,
             batch_no: int, extra_metadata: dict[str, str] | None,
             base_partitions: int, operation: str) -> BatchResult:
@@ -364,12 +349,13 @@ def _upsert(spark: SparkSession, table: Table, index: RecordIndex, batch: DataFr
             operation)
     except (KeyboardInterrupt, SimulatedCrash):
         # tasks may still be writing: the next writer rolls the instant back (as a crash)
-        _safe(index.spark.after_commit, instant, ok=False)
+        safely(index.spark.after_commit, instant, ok=False)
         raise
     except Exception as exc:
         if instant in {i for i, _ in table.completed_instants()}:
             raise  # after the commit: the batch is in, nothing to undo
-        undone = _abort(spark, table, index, instant)
+        safely(index.spark.after_commit, instant, ok=False)
+        undone = undo_failed_instant(spark, table, instant)
         if isinstance(exc, IndexBenchError) and undone:
             raise  # the index's own refusal, as it is; the table is restored
         what = "was rolled back, the table is unchanged" if undone else \
@@ -438,42 +424,5 @@ def _write_instant(spark: SparkSession, table: Table, index: RecordIndex, snapsh
         table.complete_instant(instant, metadata)
         commit_s = time.perf_counter() - t2
     finally:
-        _safe(tagged.unpersist)
+        safely(tagged.unpersist)
     return stats, counts, {"tag_s": tag_s, "write_s": write_s, "commit_s": commit_s}
-
-
-def _abort(spark: SparkSession, table: Table, index: RecordIndex, instant: str) -> bool:
-    """Undo a failed instant once no task of it can still write a file; returns whether
-    it was undone (else it stays pending: the next writer's rollback removes it)."""
-    _safe(index.spark.after_commit, instant, ok=False)
-    try:
-        if not _quiesce(spark):
-            return False
-    except Exception:  # noqa: BLE001 (the JVM is gone: no task runs, but say so safely)
-        return False
-    abort_instant(table, instant)
-    return True
-
-
-def _quiesce(spark: SparkSession, timeout_s: float = 60.0) -> bool:
-    """Wait until no executor runs a task (a failed job's other tasks are cancelled, but
-    a task already writing its file group finishes it first), then a moment for its
-    Python worker; False on timeout."""
-    jsc = spark.sparkContext._jsc.sc()
-    tracker = jsc.statusTracker()
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        jsc.listenerBus().waitUntilEmpty()  # task-end events reach the tracker first
-        if sum(e.numRunningTasks() for e in tracker.getExecutorInfos()) == 0:
-            time.sleep(0.2)  # a cancelled task's worker may outlive its JVM task briefly
-            return True
-        time.sleep(0.05)
-    return False
-
-
-def _safe(fn, *args, **kwargs) -> None:
-    """A clean-up step that must not mask the error being handled."""
-    try:
-        fn(*args, **kwargs)
-    except Exception:  # noqa: BLE001
-        pass

@@ -12,7 +12,7 @@ import pytest
 from conftest import read_snapshot, table_digest
 
 import indexes
-from indexbench import cli, driver
+from indexbench import cli, failed_write
 from indexbench.driver import open_table, upsert
 from indexbench.verify import verify_table
 from tableformat import partition_path
@@ -145,7 +145,7 @@ def test_a_write_task_failure_is_undone_and_reported_in_one_line(spark, tmp_path
         undone.extend(abort_instant(table, instant))
         return undone
 
-    monkeypatch.setattr(driver, "abort_instant", abort)
+    monkeypatch.setattr(failed_write, "abort_instant", abort)
     sc = spark.sparkContext
     sc.setLocalProperty(FAIL_TASK_PROPERTY, "1")
     try:
