@@ -80,6 +80,7 @@ def run(index: str = "bloom", workload: str | workloads.Workload = "uniform", *,
     and an unfinished instant is rolled back first; ``notify`` is told of both.
     """
     from indexbench.driver import open_table, upsert
+    from indexbench.failed_write import undone_on_failure
     from indexbench.spark import get_session, session_facts
 
     w = load_workload(workload, batches, batch_size, initial_records, seed)
@@ -110,8 +111,11 @@ def run(index: str = "bloom", workload: str | workloads.Workload = "uniform", *,
                    f"workload are already committed in {table_uri}")
         for b in range(first, w.batches + 1):
             batch = batch_df(spark, w, b)
-            result = upsert(spark, tbl, idx, batch, batch_no=b,
-                            extra_metadata={WORKLOAD_KEY: fingerprint, BATCH_KEY: str(b)})
+            # the upsert undoes its own instant; this also covers what its commit set off
+            # (dynamic-rli's RLI compaction)
+            with undone_on_failure(spark, tbl, f"batch {b}"):
+                result = upsert(spark, tbl, idx, batch, batch_no=b,
+                                extra_metadata={WORKLOAD_KEY: fingerprint, BATCH_KEY: str(b)})
             row = {"run_id": run_id, "index": index, "workload": w.name, "operation": "upsert",
                    **result.metrics}
             rows.append(row)
@@ -119,7 +123,9 @@ def run(index: str = "bloom", workload: str | workloads.Workload = "uniform", *,
             if progress:
                 progress(row)
             # inline table services after the commit (e.g. multiple-rehash's auto-rescale)
-            for extra in idx.spark.run_table_services(spark, tbl, batch_no=b):
+            with undone_on_failure(spark, tbl, f"table services after batch {b}"):
+                services = idx.spark.run_table_services(spark, tbl, batch_no=b)
+            for extra in services:
                 rows.append({"run_id": run_id, "index": index, "workload": w.name, **extra})
                 m.write_metrics(out, rows)
     write_run_json()  # again: parameters resolved while running (dynamic-rli's assigners)

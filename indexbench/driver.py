@@ -21,7 +21,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from pyspark.sql.pandas.types import to_arrow_schema
 
-from indexbench.failed_write import failure_cause, safely, undo_failed_instant
+from indexbench.failed_write import safely, undone_on_failure
 from indexbench.spark import shuffle_partitions_for
 from indexbench.writer import WRITE_STATS_ARROW, WRITE_STATS_SCHEMA, MergeSpec, merge_file_group
 from indexes import get as get_index
@@ -33,17 +33,10 @@ from tableformat.avro_schema import avro_schema_json
 from tableformat.basefile import IS_DELETED
 from tableformat.commit_metadata import SPARK_SCHEMA_KEY
 from tableformat.errors import (
-    IndexBenchError,
     InvalidBatchError,
     TableConfigError,
-    WriteFailedError,
 )
-from tableformat.faults import (  # noqa: F401 (CRASH_ENV: tests' name)
-    CRASH_ENV,
-    FAIL_TASK_PROPERTY,
-    SimulatedCrash,
-    crash_if,
-)
+from tableformat.faults import CRASH_ENV, crash_if, fail_task_if_asked  # noqa: F401
 from tableformat.rows import WriteTotals, upsert_row
 from tableformat.table import Snapshot, Table, TableConfig, stats_by_partition
 
@@ -266,8 +259,7 @@ def write_file_groups(planned: DataFrame, table: Table, index: RecordIndex, inst
 
         tc = TaskContext.get()
         token = f"{tc.partitionId()}-{tc.stageId()}-{tc.attemptNumber()}"
-        if tc.getLocalProperty(FAIL_TASK_PROPERTY) == str(tc.partitionId()):
-            raise OSError(f"injected write failure in task {tc.partitionId()} (a test)")
+        fail_task_if_asked(tc)
         partition = group.column(cfg.partition_field)[0].as_py()
         fid = group.column(FILE_ID_COL)[0].as_py()
         bucket = group.column(BUCKET_COL)[0].as_py()
@@ -341,27 +333,16 @@ def _upsert(spark: SparkSession, table: Table, index: RecordIndex, batch: DataFr
         if owned:
             batch.unpersist()
 
-    instant = table.start_instant()
-    try:
+    def failed(started: list[str]) -> None:  # the index drops the instant's state
+        for instant in started:
+            index.spark.after_commit(instant, ok=False)
+
+    with undone_on_failure(spark, table, f"batch {batch_no}", failed):
+        instant = table.start_instant()
         stats, counts, timings = _write_instant(
             spark, table, index, snapshot, instant, combined, partitions,
             {SPARK_SCHEMA_KEY: data_schema(batch.schema).json(), **(extra_metadata or {})},
             operation)
-    except (KeyboardInterrupt, SimulatedCrash):
-        # tasks may still be writing: the next writer rolls the instant back (as a crash)
-        safely(index.spark.after_commit, instant, ok=False)
-        raise
-    except Exception as exc:
-        if instant in {i for i, _ in table.completed_instants()}:
-            raise  # after the commit: the batch is in, nothing to undo
-        safely(index.spark.after_commit, instant, ok=False)
-        undone = undo_failed_instant(spark, table, instant)
-        if isinstance(exc, IndexBenchError) and undone:
-            raise  # the index's own refusal, as it is; the table is restored
-        what = "was rolled back, the table is unchanged" if undone else \
-            "is left for the next writer to roll back (its tasks did not stop in time)"
-        raise WriteFailedError(f"batch {batch_no} failed and {what}: "
-                               f"{failure_cause(exc)}") from exc
     index_after = index.spark.after_commit(instant, ok=True)
 
     after = table.snapshot()

@@ -1,21 +1,26 @@
 """A write that failed after its instant started: why, in one line, and its undo.
 
-The driver calls these when tagging, writing or committing raised (a Spark task failed,
-say): the instant is undone on the spot once no task of it can still write a file
-(:mod:`tableformat.abort`), so the table is byte-for-byte what it was; when tasks do not
-stop in time, it is left pending for the next writer's rollback, as a crash is.
+Every writer (an upsert, a rescale, an RLI compaction, the table services after a
+batch) runs inside :func:`undone_on_failure`: when the block raises (a Spark task
+failed, say), the instants it started are undone on the spot once no task can still
+write a file (:mod:`tableformat.abort`), so the table is byte-for-byte what it was; when
+tasks do not stop in time, they are left pending for the next writer's rollback, as a
+crash is.
 """
 
 from __future__ import annotations
 
+import contextlib
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from pyspark.sql import SparkSession
 
 from tableformat.abort import abort_instant
+from tableformat.errors import IndexBenchError, WriteFailedError
+from tableformat.faults import SimulatedCrash
 from tableformat.table import Table
 
 _ERROR_LINE = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Violation|Interrupt)\b.*?:")
@@ -32,15 +37,47 @@ def failure_cause(exc: BaseException) -> str:
     return cause if len(cause) <= 400 else cause[:397] + "..."
 
 
-def undo_failed_instant(spark: SparkSession, table: Table, instant: str) -> bool:
-    """Undo ``instant`` once no task can still write a file; returns whether it was
-    undone (else it stays pending: the next writer's rollback removes it)."""
+@contextlib.contextmanager
+def undone_on_failure(spark: SparkSession, table: Table, what: str,
+                      on_failure: Callable[[list[str]], Any] | None = None) -> Iterator[None]:
+    """Undo every instant started in the block that has not completed when it raises.
+
+    ``on_failure(started)`` runs first (an index drops state of the failed instants).
+    An exception becomes :class:`WriteFailedError` naming ``what`` and its cause in one
+    line; an IndexBenchError (a refusal an index could only make once started) stays as
+    it is. Ctrl-C and a simulated crash leave the instants to the next writer's rollback,
+    as a crash does: tasks may still be writing."""
+    before = set(table.pending_instants())
+    try:
+        yield
+    except (KeyboardInterrupt, SimulatedCrash):
+        if on_failure:
+            safely(on_failure, [i for i in table.pending_instants() if i not in before])
+        raise
+    except Exception as exc:
+        started = [i for i in table.pending_instants() if i not in before]
+        if on_failure:
+            safely(on_failure, started)
+        if not started:
+            raise  # nothing of it is on the timeline (or it completed): nothing to undo
+        undone = undo_failed_instants(spark, table, started)
+        if isinstance(exc, IndexBenchError) and undone:
+            raise
+        how = "was rolled back, the table is unchanged" if undone else \
+            "is left for the next writer to roll back (its tasks did not stop in time)"
+        raise WriteFailedError(f"{what} failed and {how}: {failure_cause(exc)}") from exc
+
+
+def undo_failed_instants(spark: SparkSession, table: Table, instants: list[str]) -> bool:
+    """Undo ``instants`` once no task can still write a file; returns whether they were
+    undone (else they stay pending: the next writer's rollback removes them)."""
     try:
         if not quiesce(spark):
             return False
     except Exception:  # noqa: BLE001 (the JVM is gone: leave it to the next writer)
         return False
-    abort_instant(table, instant)
+    for instant in instants:
+        abort_instant(table, instant)
     return True
 
 

@@ -10,6 +10,7 @@ from typing import Any
 
 from pyspark.sql import SparkSession
 
+from indexbench.failed_write import undone_on_failure
 from indexes.multiple_rehash import require_rescalable
 from indexes.multiple_rehash.core import plan_rescale
 from indexes.multiple_rehash.spark import rescale
@@ -29,7 +30,7 @@ def rescale_table(uri: str, mode: str = "rehash", factor: Any = None,
         from indexbench.spark import get_session
 
         spark = get_session(master)
-    with table:
+    with table, undone_on_failure(spark, table, "rescale"):
         row = rescale(spark, table, index, mode, factor, partitions, num_buckets)
     row = {"index": index.name, "workload": None, **row}
     if out:

@@ -41,3 +41,11 @@ def simulated_crash(point: str) -> Iterator[None]:
         yield
     finally:
         _simulated = None
+
+
+def fail_task_if_asked(task_context) -> None:
+    """In a write task: raise as a disk error would when the driver set
+    :data:`FAIL_TASK_PROPERTY` to this task's partition (``TaskContext``, duck-typed: no
+    pyspark import here)."""
+    if task_context.getLocalProperty(FAIL_TASK_PROPERTY) == str(task_context.partitionId()):
+        raise OSError(f"injected write failure in task {task_context.partitionId()} (a test)")

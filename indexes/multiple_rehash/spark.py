@@ -40,7 +40,7 @@ from indexes.multiple_rehash.core import (
 )
 from indexes.simple_bucket.core import new_bucket_file_id
 from tableformat import basefile as bf
-from tableformat.faults import CRASH_ENV, crash_if
+from tableformat.faults import CRASH_ENV, crash_if, fail_task_if_asked
 from tableformat.fs import IOStats
 from tableformat.rows import WriteTotals, rescale_row
 from tableformat.table import REPLACE, WRITE_STATS_SCHEMA, Table, stats_by_partition
@@ -140,9 +140,11 @@ def build_rehash_job(spark: SparkSession, table: Table, index: MultipleRehashInd
 
     def split(frames: Iterator) -> Iterator:
         import pandas as pd
+        from pyspark import TaskContext
 
         t = Table(uri)
         for pdf in frames:
+            fail_task_if_asked(TaskContext.get())
             for r in pdf.itertuples(index=False):
                 io = IOStats()
                 stats = split_bucket(t, r.partition, r.path, r.fileId, int(r.bucket),
@@ -188,6 +190,9 @@ def build_overwrite_job(spark: SparkSession, table: Table, index: MultipleRehash
                 yield from data.to_batches()
 
     def write(records: pa.Table) -> pa.Table:
+        from pyspark import TaskContext
+
+        fail_task_if_asked(TaskContext.get())
         t = Table(uri)
         partition = records.column(bf.PARTITION_PATH)[0].as_py()
         bucket = int(records.column(BUCKET_COL)[0].as_py())
