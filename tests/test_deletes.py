@@ -69,6 +69,15 @@ def test_deletes_through_every_index(spark, tmp_path, index_name):
     got = {(r.dt, r.key): r.payload for r in read_snapshot(uri).itertuples()}
     assert got[("s", "c")] == "again" and ("q/r", "k0") not in got
     assert verify_table(spark, uri) == []
+    hudi_rs_reads(uri)  # DELETE commits, an emptied file
+
+
+def hudi_rs_reads(uri: str) -> None:
+    """hudi-rs's snapshot equals the harness's (tests/test_hudi_interop.py)."""
+    pytest.importorskip("hudi", minversion="0.5.0")
+    from test_hudi_interop import assert_hudi_rs_reads_the_harness_snapshot
+
+    assert_hudi_rs_reads_the_harness_snapshot(uri)
 
 
 def test_bloom_filters_are_rebuilt_without_the_deleted_keys(spark, tmp_path):
