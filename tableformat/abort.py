@@ -24,32 +24,47 @@ def abort_instant(table, instant: str) -> list[str]:
     """Delete every file ``instant`` wrote; returns their table-relative paths.
 
     The caller holds the writer lock and the instant has not completed."""
-    from tableformat.table import HOODIE
-
     table._require_lock()
     if instant in {i for i, _ in table.completed_instants()}:
         raise IndexBenchError(f"internal: instant {instant} completed; it cannot be aborted")
-    suffix = f"_{instant}.parquet"
+    deleted, folders = delete_instant_files(table, [instant], own_metafiles=True)
+    delete_timeline_files(table, [instant])
+    _remove_empty_folders(table, folders)
+    return deleted
+
+
+def delete_instant_files(table, instants: list[str], own_metafiles: bool = False
+                         ) -> tuple[list[str], set[str]]:
+    """Delete the base and RLI files of ``instants`` and temporary partition metafiles
+    (with ``own_metafiles``, also metafiles those instants created): one recursive
+    listing. Returns the deleted table-relative paths and the folders they were in.
+    Shared by the abort here and :meth:`Table.rollback_pending`."""
+    from tableformat.table import HOODIE
+
+    suffixes = tuple(f"_{i}.parquet" for i in instants)
     deleted: list[str] = []
     folders: set[str] = set()
     for info in tfs.list_files(table.fs, table.root, recursive=True):
         rel = info.path[len(table.root):].lstrip("/")
         if rel.startswith(HOODIE + "/") and not rel.startswith(f"{HOODIE}/metadata/"):
-            continue  # the timeline: below
+            continue  # the timeline: delete_timeline_files
         name = info.base_name
-        ours = name.endswith(suffix)
+        ours = name.endswith(suffixes)
         if partition_meta.is_partition_metafile(name):
-            # created by this instant (its commitTime), or a temporary name of one
-            ours = name != partition_meta.FILE_NAME or _metafile_instant(table, info) == instant
+            ours = name != partition_meta.FILE_NAME or (
+                own_metafiles and _metafile_instant(table, info) in instants)
         if ours:
             table.fs.delete_file(info.path)
             deleted.append(rel)
             folders.add(info.path.rsplit("/", 1)[0])
+    return sorted(deleted), folders
+
+
+def delete_timeline_files(table, instants: list[str]) -> None:
+    """The requested and inflight files of ``instants`` and their temporary names."""
     for name in sorted(i.base_name for i in tfs.list_files(table.fs, table.meta)):
-        if name.startswith(f"{instant}."):  # requested, inflight and their temporary names
+        if name[:17] in instants and name[17:18] == ".":
             table.fs.delete_file(tfs.join(table.meta, name))
-    _remove_empty_folders(table, folders)
-    return sorted(deleted)
 
 
 def _metafile_instant(table, info: pafs.FileInfo) -> str | None:

@@ -21,7 +21,7 @@ from datetime import UTC, datetime
 from tableformat import fs as tfs
 from tableformat import hoodie_properties as hp
 from tableformat import partition_meta
-from tableformat.basefile import BaseFileName
+from tableformat.abort import delete_instant_files, delete_timeline_files
 from tableformat.commit_metadata import COMMIT, REPLACE, hoodie_commit_metadata, spark_schema
 from tableformat.errors import IndexBenchError, TableConfigError
 from tableformat.lock import LOCK, WriterLock
@@ -352,28 +352,11 @@ class Table:
         pending = self.pending_instants()
         if not pending:
             return deleted
-        suffixes = tuple(f"_{i}.parquet" for i in pending)
-        for info in tfs.list_files(self.fs, self.root, recursive=True):
-            rel = info.path[len(self.root):].lstrip("/")
-            if rel.startswith(HOODIE + "/"):
-                # the metadata table's files carry their instant in the name, too
-                if rel.startswith(f"{HOODIE}/metadata/") and info.base_name.endswith(suffixes):
-                    self.fs.delete_file(info.path)
-                    deleted.append(rel)
-                continue
-            if info.base_name.endswith(suffixes):
-                BaseFileName.parse(info.base_name)
-                self.fs.delete_file(info.path)
-                deleted.append(rel)
-            elif partition_meta.is_partition_metafile(info.base_name) and \
-                    info.base_name != partition_meta.FILE_NAME:
-                self.fs.delete_file(info.path)  # a temporary name a crash left behind
+        deleted, _ = delete_instant_files(self, pending)
         rb = self.new_instant()
         tfs.write_bytes_atomic(self.fs, tfs.join(self.meta, f"{rb}.{ROLLBACK}"), json.dumps(
-            {"rolledBackInstants": pending, "deletedFiles": sorted(deleted)}, indent=2).encode())
-        for name in self._timeline_files():  # requested, inflight and temporary names
-            if name[:17] in pending and name[17:18] == ".":
-                self.fs.delete_file(tfs.join(self.meta, name))
+            {"rolledBackInstants": pending, "deletedFiles": deleted}, indent=2).encode())
+        delete_timeline_files(self, pending)
         return deleted
 
     def __enter__(self) -> Table:

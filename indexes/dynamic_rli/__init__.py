@@ -99,30 +99,28 @@ class DynamicRliIndex(RecordIndex):
                 "index_disk_bytes": rli_disk_bytes(snapshot), **rli_dead_entries(snapshot)}
 
 
-def rli_disk_bytes(snapshot) -> int:
-    """Bytes of the visible RLI files, from the commits' metadata (no listing)."""
+def visible_rli_files(snapshot) -> list[dict]:
+    """The visible RLI files as the commits' metadata records them (path, bytes, and
+    entries since deletes came): no listing."""
     replaced = rli.replaced_files(snapshot.extra)
-    total = 0
-    for inst in snapshot.completed:
-        for f in json.loads(snapshot.extra.get(inst, {}).get(rli.FILES_KEY, "[]")):
-            if f["path"] not in replaced:
-                total += int(f["bytes"])
-    return total
+    return [f for inst in snapshot.completed
+            for f in json.loads(snapshot.extra.get(inst, {}).get(rli.FILES_KEY, "[]"))
+            if f["path"] not in replaced]
+
+
+def rli_disk_bytes(snapshot) -> int:
+    """Bytes of the visible RLI files."""
+    return sum(int(f["bytes"]) for f in visible_rli_files(snapshot))
 
 
 def rli_dead_entries(snapshot) -> dict[str, int]:
-    """RLI entries of visible files (counted when they were written, from the commits'
-    metadata) and how many name no live record: a deleted key keeps its entry (and its
-    cache slot), so a re-insert goes back to its bucket. Empty for tables written before
-    commits recorded entry counts."""
-    replaced = rli.replaced_files(snapshot.extra)
-    entries = 0
-    for inst in snapshot.completed:
-        for f in json.loads(snapshot.extra.get(inst, {}).get(rli.FILES_KEY, "[]")):
-            if f["path"] in replaced:
-                continue
-            if "entries" not in f:
-                return {}
-            entries += int(f["entries"])
+    """RLI entries of visible files (counted when they were written) and how many name
+    no live record: a deleted key keeps its entry (and its cache slot), so a re-insert
+    goes back to its bucket. Empty for tables written before commits recorded entry
+    counts."""
+    files = visible_rli_files(snapshot)
+    if any("entries" not in f for f in files):
+        return {}
+    entries = sum(int(f["entries"]) for f in files)
     live = sum(s.num_records for s in snapshot.slices.values())
     return {"rli_entries": entries, "rli_dead_entries": entries - live}
