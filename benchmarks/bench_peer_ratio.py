@@ -56,7 +56,7 @@ class SimpleBucketOverDeltaMerge:
         root = tempfile.mkdtemp(prefix="indexbench-asv-peer-")
         try:
             df = api.compare([INDEX], "uniform", peers=(PEER,), out=root, spark=spark,
-                             **SIZES)
+                             query_phase=False, **SIZES)
             return ratios(df)
         finally:
             spark.stop()

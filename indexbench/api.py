@@ -138,13 +138,16 @@ def compare(indexes_: Sequence[str] | None = None, workload: str | workloads.Wor
             *, params: dict[str, dict[str, Any]] | None = None, out: str | None = None,
             spark=None, master: str | None = None, progress: Progress | None = None,
             peers: Sequence[str] = (), run_id: str | None = None,
-            notify: Callable[[str], None] | None = None, **sizes: Any) -> pd.DataFrame:
+            notify: Callable[[str], None] | None = None, query_phase: bool = True,
+            **sizes: Any) -> pd.DataFrame:
     """Run every index on identical batches (same workload and seed), one metrics file.
 
     ``peers`` (e.g. ``("delta",)``, see ``peers.names()``) adds yardsticks: the same
     batches through another table format's own upsert, one more series each (its
     ``index`` is the peer's series name, e.g. ``delta-merge``). A peer whose package is
-    missing is refused before anything runs.
+    missing is refused before anything runs. ``query_phase``: after the upserts, a small
+    query phase on every index's table (:data:`COMPARE_QUERY`: lookups, the group-by
+    and a self-join; rows with ``operation = "query"``).
     """
     from indexbench.spark import get_session, session_facts
 
@@ -166,12 +169,19 @@ def compare(indexes_: Sequence[str] | None = None, workload: str | workloads.Wor
         uri = os.path.join(out, "tables", peer.SERIES)
         frames.append(run_peer(name, w, out=out, table=uri, progress=progress, run_id=run_id))
         peer_info[peer.SERIES] = {**peer.describe(), "table": uri}
+    if query_phase:
+        frames.append(query([os.path.join(out, "tables", n) for n in names],
+                            workload=w, out=out, spark=spark, run_id=run_id, **COMPARE_QUERY))
     m.write_run_json(out, {"run_id": run_id, "command": "compare", "workload": vars(w),
                            "indexes": described,
                            "tables": {n: os.path.join(out, "tables", n) for n in names},
                            **({"peers": peer_info} if peer_info else {}),
                            **session_facts(spark)})
     return pd.concat(frames, ignore_index=True)
+
+
+# compare's query phase: small, so it adds seconds, not minutes, to a compare
+COMPARE_QUERY = {"keys": 100, "batch_keys": 50, "join_unique_only": True}
 
 
 def run_peer(peer: str = "delta", workload: str | workloads.Workload = "uniform", *,
@@ -303,6 +313,39 @@ def delete(table: str, keys: Any, *, spark=None, master: str | None = None,
     return m.to_frame([row])
 
 
+def query(tables: str | Sequence[str], queries: str | Sequence[str] | None = None, *,
+          keys: int = 1000, batch_keys: int = 100, join_with: str | None = None,
+          repeat: int = 1, join_unique_only: bool = False,
+          workload: str | workloads.Workload | None = None, out: str | None = None,
+          spark=None, master: str | None = None, run_id: str | None = None,
+          progress: Progress | None = None, **sizes: Any) -> pd.DataFrame:
+    """``indexbench query``: the read side of tables ``run``/``compare`` wrote.
+
+    ``queries`` (default all): ``lookup`` — ``keys`` point lookups (half inserted by the
+    table's workload, half never inserted), ``batch_keys`` per Spark job, through each
+    table's index; ``groupby`` — ``select key, count(*) group by key`` on the index key;
+    ``join`` — ``select count(*) from t join join_with using (key)`` (default: the table
+    with itself). Bucketed tables run the last two bucket-aware and by Spark's default
+    plan, each ``repeat`` times (``total_s``: the median). The lookup keys come from
+    ``workload`` (a preset, TOML or Workload with the run's ``sizes``), else from the
+    run.json of the run that wrote the table. Returns the rows (``operation =
+    "query"``), appended to ``out``'s metrics if given. ``join_unique_only`` skips the
+    join of a table whose index key is not its record key (compare's phase).
+    """
+    from indexbench.query.runner import plan_queries, run_queries
+    from indexbench.spark import get_session
+
+    w = None if workload is None else load_workload(workload, **sizes)
+    plan = plan_queries([tables] if isinstance(tables, str) else list(tables), queries,
+                        keys=keys, batch_keys=batch_keys, join_with=join_with,
+                        repeat=repeat, workload=w, join_unique_only=join_unique_only)
+    spark = spark or get_session(master)
+    rows = run_queries(spark, plan, run_id=run_id or m.new_run_id(), progress=progress)
+    if out:
+        m.write_metrics(out, m.existing_rows(out) + rows)
+    return m.to_frame(rows)
+
+
 def verify(table: str, spark=None, master: str | None = None) -> list[str]:
     """Check a table's invariants; returns the problems found (empty = all hold)."""
     from indexbench.spark import get_session
@@ -328,5 +371,5 @@ def report(dirs: str | os.PathLike | Sequence[str | os.PathLike] = (), out: str 
     return reports.write_report(dirs, out, asv_results=asv_results, strict=strict)
 
 
-__all__ = ["run", "compare", "run_peer", "delete", "sim", "calibrate", "verify", "summary",
+__all__ = ["run", "compare", "run_peer", "delete", "query", "sim", "calibrate", "verify", "summary",
            "report", "load_workload", "IndexBenchError"]

@@ -10,6 +10,7 @@ import sys
 from typing import Any, NoReturn
 
 import pandas as pd
+from rich import box
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -165,8 +166,11 @@ def cmd_compare(args: argparse.Namespace) -> int:
     with progress:
         df = api.compare(names, w, params={n: sets.get(n, {}) for n in names}, out=out,
                          master=args.master, progress=on_batch, peers=peer_names,
-                         run_id=run_id, notify=progress.console.print)
+                         run_id=run_id, notify=progress.console.print,
+                         query_phase=args.query)
     _print_summary(df)
+    if args.query:
+        _print_queries(df[df["operation"] == "query"])
     console.print(f"metrics: {out}/metrics.parquet")
     console.print(f"report: {api.report([out])}")
     if not args.keep_tables:
@@ -213,6 +217,76 @@ def cmd_sim(args: argparse.Namespace) -> int:
     console.print(f"metrics: {out}/metrics.parquet")
     if not args.no_report:
         console.print(f"report: {api.report([out])}")
+    return 0
+
+
+LOOKUP_COLUMNS = [("keys", "keys"), ("keys_found", "found"), ("files_read", "files"),
+                  ("fp_file_reads", "fp files"), ("latency_p50_s", "p50 s"),
+                  ("latency_p99_s", "p99 s")]
+SCAN_COLUMNS = [("shuffle_bytes", "shuffle B"), ("has_exchange", "exch."),
+                ("result_rows", "rows"), ("total_s", "s")]
+
+
+def _print_queries(df: pd.DataFrame) -> None:
+    """Two tables within 80 columns: lookups per index (latency per key batch), and the
+    group-by/join per index and plan."""
+    for kind, cols, title in (
+            ("lookup", LOOKUP_COLUMNS, "point lookups (latency per key batch)"),
+            ("scan", SCAN_COLUMNS, "group-by and join on the index key")):
+        rows = df[(df["query"] == "lookup") == (kind == "lookup")]
+        if rows.empty:
+            continue
+        # no column rules or edge padding: a row fits 80 columns
+        t = RichTable(title=title, box=box.SIMPLE_HEAD, pad_edge=False)
+        t.add_column("index", no_wrap=True)
+        if kind == "scan":
+            t.add_column("query", no_wrap=True)
+            t.add_column("plan", no_wrap=True)
+        for _, h in cols:
+            t.add_column(h, justify="right", no_wrap=True)
+        for _, r in rows.iterrows():
+            head = [str(r["index"])] + ([str(r["query"]), str(r["plan"])] if kind == "scan"
+                                        else [])
+            t.add_row(*head, *[_fmt(r.get(c)) for c, _ in cols])
+        console.print(t)
+
+
+def query_out_dir(tables: list[str], run_id: str) -> str:
+    """Where query rows go by default: the run dir of the first table when the table is
+    a run's (``<run dir>/tables/<index>`` beside a run.json), so they join its metrics."""
+    run_dir = os.path.dirname(os.path.dirname(os.path.normpath(tables[0])))
+    if os.path.exists(os.path.join(run_dir, "run.json")):
+        return run_dir
+    return os.path.join("out", f"query-{run_id}")
+
+
+def cmd_query(args: argparse.Namespace) -> int:
+    from indexbench import api
+    from indexbench.query.runner import plan_queries
+    from tableformat.errors import IndexBenchError
+
+    sizes = [o for o, v in (("--batches", args.batches), ("--batch-size", args.batch_size),
+                            ("--initial-records", args.initial_records),
+                            ("--seed", args.seed)) if v is not None]
+    if sizes and args.workload is None:
+        raise IndexBenchError(f"{', '.join(sizes)} describe the workload: give --workload "
+                              "too (without it, the run's run.json is read)")
+    w = None if args.workload is None else api.load_workload(
+        args.workload, args.batches, args.batch_size, args.initial_records, args.seed)
+    # everything refusable is refused here, before Spark starts (exit 2)
+    plan_queries(args.tables, args.queries, keys=args.keys, batch_keys=args.batch_keys,
+                 join_with=args.join_with, repeat=args.repeat, workload=w)
+    run_id = new_run_id()
+    out = args.out or query_out_dir(args.tables, run_id)
+    df = api.query(args.tables, args.queries, keys=args.keys, batch_keys=args.batch_keys,
+                   join_with=args.join_with, repeat=args.repeat, workload=w, out=out,
+                   master=args.master,
+                   run_id=run_id,
+                   progress=lambda r: console.print(
+                       f"  {r['index']:<15} {r['query']:<7} {r['plan']:<12} "
+                       f"{r['total_s']:6.2f}s"))
+    _print_queries(df)
+    console.print(f"metrics: {out}/metrics.parquet")
     return 0
 
 
@@ -329,6 +403,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--keep-tables", action=argparse.BooleanOptionalAction, default=True,
                    help="keep the tables under OUT/tables after the run (default: keep; "
                         "--no-keep-tables deletes them once metrics and report are written)")
+    p.add_argument("--query", action=argparse.BooleanOptionalAction, default=True,
+                   help="after the upserts, query every table: 100 point lookups, the "
+                        "group-by and a self-join on the index key (default: on; "
+                        "--no-query skips it; `indexbench query` runs more)")
     _add_run_options(p)
     p.set_defaults(func=cmd_compare)
     p = _command(sub, "sim", help="simulate indexes without Spark (model table, up to "
@@ -351,6 +429,30 @@ def build_parser() -> argparse.ArgumentParser:
                    help="simulate this many indexes at once, one process each (default 1)")
     p.add_argument("--no-report", action="store_true", help="skip the HTML report")
     p.set_defaults(func=cmd_sim)
+    p = _command(sub, "query", help="point lookups, group-by and join on tables run/compare "
+                                     "wrote: files read, latency, shuffle bytes per index")
+    p.add_argument("tables", nargs="+", metavar="TABLE")
+    p.add_argument("--queries", default="lookup,groupby,join",
+                   help="comma-separated: lookup, groupby, join (default all)")
+    p.add_argument("--keys", type=int, default=1000,
+                   help="keys to look up: half inserted by the workload, half never (default "
+                        "1000)")
+    p.add_argument("--batch-keys", type=int, default=100,
+                   help="keys per lookup batch, one Spark job each (default 100)")
+    p.add_argument("--repeat", type=int, default=3,
+                   help="runs of each group-by/join plan; seconds are their median (default 3)")
+    p.add_argument("--join-with", metavar="TABLE",
+                   help="join each table with this one (default: with itself)")
+    p.add_argument("--workload", help="the workload that wrote the tables (default: the "
+                                      "run.json of their run); with --batches etc. as run")
+    p.add_argument("--batches", type=int)
+    p.add_argument("--batch-size", type=int)
+    p.add_argument("--initial-records", type=int)
+    p.add_argument("--seed", type=int)
+    p.add_argument("--master", help="Spark master URL (default local[*])")
+    p.add_argument("--out", help="metrics directory to append to (default: the tables' run "
+                                 "directory, else out/query-<run id>)")
+    p.set_defaults(func=cmd_query)
     p = _command(sub, "calibrate", help="fit the simulator's CPU/disk constants to a real run")
     p.add_argument("run_dir", help="metrics directory of a real run (run/compare --out)")
     p.add_argument("--out", help="write the fitted profile JSON here")

@@ -13,13 +13,16 @@ from __future__ import annotations
 
 import importlib
 from abc import ABC
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
 import pyarrow as pa
 
+from indexes.lookup import Candidates, scan_candidates
 from tableformat.errors import IndexBenchError
+from tableformat.fs import IOStats
 from tableformat.sizing import SizingConfig
 
 # Columns the tagging adds to a batch (dropped before the data is written).
@@ -185,6 +188,32 @@ class RecordIndex(ABC):
     def row_buckets(self, data, partition: str, config, snapshot) -> np.ndarray | None:
         """The bucket each row of a base file must be in, for bucket indexes (else None)."""
         return None
+
+    # ---- read side (``indexbench query``) -----------------------------------
+    def query_key_fields(self, record_key_field: str) -> list[str]:
+        """The index key a group-by or join of this table is on (bucket indexes: their
+        hash fields; the others: the record key)."""
+        return [record_key_field]
+
+    def hash_layout(self, snapshot) -> dict[str, int] | None:
+        """Per-partition bucket counts when every record sits in bucket
+        ``Hudi hash(query_key_fields) % N`` of its partition, the bucket id in its file
+        id (RFC-29): what lets a scan run bucket by bucket without a shuffle. ``None``
+        when records are not placed by that hash."""
+        return None
+
+    def lookup_candidates(self, table, view, partition: str, keys: pa.Table,
+                          stats: IOStats, counts: Counter) -> Candidates:
+        """The file groups of ``partition`` that may hold each row of ``keys`` (the
+        record key and the index's key fields); reads of the index's own structures
+        (footers, RLI files) go into ``stats``, its counters into ``counts``. Default:
+        every file of the partition (a scan, no index)."""
+        return scan_candidates(view.files.get(partition, ()), keys)
+
+    def read_view_extra(self, snapshot) -> dict[str, Any]:
+        """What this index's readers need beyond file groups (``ReadView`` fields)."""
+        return {}
+
 
 class SparkAdapter:
     """The Spark side of an index: Hudi's ``tagLocation``/``updateLocation`` on DataFrames.

@@ -28,3 +28,51 @@ class DictSum(AccumulatorParam):
 def new_counters(spark) -> object:
     """A fresh accumulator for one batch's tagging."""
     return spark.sparkContext.accumulator({}, DictSum())
+
+
+class ShuffleMeter:
+    """Shuffle bytes of the Spark jobs run inside it, from Spark's own status store.
+
+    Jobs are tagged with a job group; on exit the listener bus is drained and the
+    ``shuffleWriteBytes``/``shuffleReadBytes`` of every attempt of every stage of those
+    jobs are summed (``AppStatusStore.stageData``, what the UI and REST API show).
+    """
+
+    def __init__(self, spark, group: str, description: str = "indexbench rescale"):
+        self.sc, self.group, self.description = spark.sparkContext, group, description
+        self.write_bytes = self.read_bytes = self.input_bytes = self.tasks = 0
+        self.jobs: list[int] = []
+
+    def __enter__(self) -> ShuffleMeter:
+        self._prev = self.sc.getLocalProperty("spark.jobGroup.id")
+        self.sc.setJobGroup(self.group, self.description)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.sc.setLocalProperty("spark.jobGroup.id", self._prev)
+        self.sc.setLocalProperty("spark.job.description", None)
+        if exc[0] is None:
+            self.measure()
+
+    def measure(self) -> None:
+        jsc = self.sc._jsc.sc()
+        jsc.listenerBus().waitUntilEmpty()
+        store = jsc.statusStore()
+        tasks_default = getattr(store, "stageData$default$3")()
+        quantiles = getattr(store, "stageData$default$5")()
+        self.jobs = sorted(self.sc.statusTracker().getJobIdsForGroup(self.group))
+        seen: set[int] = set()
+        for job in self.jobs:
+            ids = store.job(job).stageIds()
+            for i in range(ids.size()):
+                sid = int(ids.apply(i))
+                if sid in seen:
+                    continue
+                seen.add(sid)
+                attempts = store.stageData(sid, False, tasks_default, False, quantiles)
+                for a in range(attempts.size()):
+                    st = attempts.apply(a)
+                    self.write_bytes += int(st.shuffleWriteBytes())
+                    self.read_bytes += int(st.shuffleReadBytes())
+                    self.input_bytes += int(st.inputBytes())
+                    self.tasks += int(st.numTasks())

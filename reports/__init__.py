@@ -38,13 +38,15 @@ from reports.figures import (
     theoretical_fp_curve,
 )
 from reports.page import FIGURES, index_summary, write_asv_report, write_report
+from reports.query import has_queries, query_figure
 from reports.style import index_color
 
 __all__ = [
     "FIGURES", "KNOWN_EXTRA_COLUMNS", "SIM_SUFFIX", "MetricsColumnError", "RunData",
     "UnknownColumnWarning", "bucket_size_figure", "bucket_stats", "check_columns",
-    "files_read_figure", "fp_rate_figure", "has_rescale", "has_scale", "index_bytes_figure",
-    "index_color", "index_summary", "is_sim", "is_sim_series", "latency_figure", "load",
-    "measured_or_model", "read_asv_results", "rescale_figure", "scale_figure",
-    "theoretical_fp_curve", "write_asv_charts", "write_asv_report", "write_report",
+    "files_read_figure", "fp_rate_figure", "has_queries", "has_rescale", "has_scale",
+    "index_bytes_figure", "index_color", "index_summary", "is_sim", "is_sim_series",
+    "latency_figure", "load", "measured_or_model", "query_figure", "read_asv_results",
+    "rescale_figure", "scale_figure", "theoretical_fp_curve", "write_asv_charts",
+    "write_asv_report", "write_report",
 ]

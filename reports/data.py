@@ -58,6 +58,11 @@ KNOWN_EXTRA_COLUMNS = frozenset({
     "generate_s", "validate_s", "precombine_s",
     # peers (``run_mode = "peer"``; their own figures are the peer_* family)
     "table_bytes",
+    # queries (indexbench query): lookups, group-bys and joins over an index's table
+    "query", "plan", "table", "join_table", "keys", "keys_present", "keys_found",
+    "lookup_batches", "index_files_read", "fp_file_reads", "files_read_per_key",
+    "latency_p50_s", "latency_p99_s", "latency_max_s", "has_exchange", "bucket_groups",
+    "spark_tasks", "result_rows", "repeats", "key_fields", "spark_input_bytes",
     # reports
     "run", "series",
 })

@@ -181,8 +181,11 @@ def fp_points(g: pd.DataFrame) -> pd.DataFrame:
     with 0 false positives gets the 95% upper bound 3/negatives instead of a point at 0.
     ``theory_rate`` is the run's own reference figure (``fp_theory``: each probed
     filter's theoretical fpp at its fill, weighted by its negative probes) when the run
-    counted it; ``probed_n`` the mean keys of the filters the negative probes met.
+    counted it; ``probed_n`` the mean keys of the filters the negative probes met. Rows
+    of other operations (a query's lookups, a rescale) are left out.
     """
+    if "operation" in g.columns:
+        g = g[g["operation"].astype("string").fillna("upsert") == "upsert"]
     recs_per_file = _before(g, "table_records") / _before(g, "file_groups").replace(0, np.nan)
     checks = _num(g, "bloom_checks")
     fps = _num(g, "false_positives").fillna(0)

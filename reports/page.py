@@ -20,6 +20,7 @@ import pandas as pd
 from reports import figures as F
 from reports import style
 from reports.data import RunData, is_sim, load
+from reports.query import has_queries, query_figure, query_table
 
 
 @dataclass(frozen=True)
@@ -67,6 +68,16 @@ FIGURES: list[FigureSpec] = [
                "Each rescale's time, bytes read/written, shuffle bytes: rehash (local "
                "split) vs overwrite (full reshuffle). Drawn only when rescale rows exist.",
                lambda r: F.rescale_figure(r.df)),
+    FigureSpec("query.png", "Queries",
+               "indexbench query over each index's table. (a) Data files read per key "
+               "looked up (files_read_per_key); hatched: files read that held none of the "
+               "keys looked up in them (fp_file_reads, bloom's false positives), beside "
+               "p50 and p99 seconds per key batch (one Spark job each). (b) Shuffle write "
+               "bytes and (c) seconds of each group-by and join (and lookup) per index "
+               "and plan: bucket-aware plans solid, Spark's default plan hatched; 'no "
+               "Exchange' marks plans that executed without a shuffle. Bars: median of "
+               "an index's rows (runs, tables); dots: the rows. Drawn only when query "
+               "rows exist.", lambda r: query_figure(r.df)),
 ]
 
 # Columns of the per-index summary table that are summed over the run (work done).
@@ -229,6 +240,12 @@ def render_html(run: RunData, written: Sequence[tuple[FigureSpec, Path]], out: P
                "modelled model_* rows, their measured rows stay empty (—)" if sims else "")
             + "</p>",
             _table(comparison(df), "metric")]
+    if has_queries(df):  # indexbench query rows: never part of the upsert tables above
+        body += ["<h2>Queries</h2>",
+                 "<p class=muted>median of each index's query rows (rows: how many runs or "
+                 "tables); lookups use the index's own lookup path, group-bys and joins "
+                 "a bucket-aware or Spark's default plan</p>",
+                 _table(query_table(df), "index")]
     body.append("<h2>Figures</h2>")
     for spec, path in written:
         rel = path.relative_to(out).as_posix()

@@ -34,7 +34,7 @@ COUNT_COLUMNS = ["candidate_files", "files_read", "bytes_read", "bloom_checks",
                  "bloom_positives", "false_positives", "index_mem_bytes", "index_disk_bytes"]
 STRING_COLUMNS = {"run_id", "index", "workload", "operation", "instant", "mode", "run_mode",
                   "storage",
-                  "bloom_mode"}
+                  "bloom_mode", "query", "plan", "table", "join_table", "key_fields"}
 
 
 def new_run_id() -> str:
@@ -50,11 +50,14 @@ def to_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
     mode = df["run_mode"] if "run_mode" in df.columns else pd.Series(pd.NA, index=df.index)
     simulated = mode.eq("sim").fillna(False).astype(bool)
     peer = mode.eq("peer").fillna(False).astype(bool)
+    op = df["operation"] if "operation" in df.columns else pd.Series(pd.NA, index=df.index)
+    query = op.eq("query").fillna(False).astype(bool)
     for col in COUNT_COLUMNS:
         values = pd.to_numeric(df[col], errors="coerce")
         # a simulated row's measured bytes stay empty (its model_* column has them); a
-        # peer's row leaves every index counter empty (it has no index to count)
-        fill = ~peer & (~simulated if col in MEASURED_ONLY else True)
+        # peer's row leaves every index counter empty (it has no index to count); a
+        # query's row has its zeros from its builder (rows.query_row), the rest is empty
+        fill = ~peer & ~query & (~simulated if col in MEASURED_ONLY else True)
         df[col] = values.where(values.notna() | ~fill, 0)
     extras = sorted(c for c in df.columns if c not in CONTRACT_COLUMNS)
     df = df[CONTRACT_COLUMNS + extras]

@@ -183,3 +183,24 @@ def rescale_row(*, mode: str, batch_no: int | None, instant: str, factor: float,
         **{f"rescaled_{k}_after": v for k, v in fill_after.items()},
     }
     return row
+
+
+QUERY_KINDS = ("lookup", "groupby", "join")
+
+
+def query_row(*, query: str, plan: str, table: str, table_records: int,
+              figures: Mapping[str, Any]) -> dict[str, Any]:
+    """The metrics row of one query of one table (``indexbench query``): what the reading
+    code counted (``figures``); a read writes nothing, and has no tag/write/commit phase.
+    A counter the query did not count stays empty (``to_frame`` does not zero-fill query
+    rows): Spark's default plan reads bytes this project cannot count, and a query has
+    no index size."""
+    if query not in QUERY_KINDS:
+        raise ValueError(f"query must be one of {QUERY_KINDS}, not {query!r}")
+    work_not_done = {c: 0 for c in ("candidate_files", "files_read", "bloom_checks",
+                                    "bloom_positives", "false_positives")}
+    return {"operation": "query", "query": query, "plan": plan, "batch": None,
+            "table": table, "table_records": table_records, "records": None, "inserts": 0,
+            "updates": 0, "tag_s": None, "write_s": None, "commit_s": None,
+            "files_written": 0, "bytes_written": 0, "records_rewritten": 0,
+            **work_not_done, **figures}

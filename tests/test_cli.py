@@ -70,6 +70,11 @@ def test_compare_runs_identical_batches(spark, tmp_path):
                    "--set", "simple-bucket:hoodie.bucket.index.num.buckets=2"])
     assert rc == 0
     df = pd.read_parquet(out / "metrics.parquet")
+    # the default query phase: lookups, group-by and self-join after the upserts
+    q = df[df["operation"] == "query"]
+    assert sorted(q.groupby("index")["query"].apply(set).map(len)) == [3, 3]
+    assert (q[q["plan"] == "bucket-aware"]["shuffle_bytes"] == 0).all()
+    df = df[df["operation"] == "upsert"]
     per_index = df.pivot(index="batch", columns="index", values="records")
     assert (per_index["bloom"] == per_index["simple-bucket"]).all()
     tables = {i: df[df["index"] == i]["table_records"].tolist() for i in ("bloom", "simple-bucket")}
@@ -222,7 +227,7 @@ def test_default_output_directory_names_the_run_id(spark, tmp_path, monkeypatch)
 def test_compare_can_drop_its_tables(spark, tmp_path, capsys):
     out = tmp_path / "out"
     assert cli.main(["compare", "--indexes", "simple-bucket", *SMALL, "--out", str(out),
-                     "--no-keep-tables"]) == 0
+                     "--no-keep-tables", "--no-query"]) == 0
     assert not (out / "tables").exists()
     assert (out / "metrics.parquet").exists() and (out / "report" / "index.html").exists()
     assert "tables: removed" in capsys.readouterr().out
@@ -236,7 +241,7 @@ def test_run_json_records_what_the_run_resolved(spark, tmp_path):
 
     out = tmp_path / "o"
     api.compare(["dynamic-rli"], "uniform", out=str(out), spark=spark, batches=1,
-                initial_records=1500, batch_size=400)
+                initial_records=1500, batch_size=400, query_phase=False)
     run = json.loads((out / "run.json").read_text())
     snap = Table(str(out / "tables" / "dynamic-rli")).snapshot()
     recorded = int(snap.extra[snap.completed[-1]][ASSIGNERS_KEY])

@@ -39,6 +39,14 @@ def test_compare_and_verify_on_a_standalone_cluster(tmp_path):
         assert facts["cores"] == 2 and facts["shuffle_partitions"] == 4
         metrics = pd.read_parquet(out / "metrics.parquet")
         assert sorted(metrics["index"].unique()) == sorted(indexes.names())
+        # compare's query phase ran on the cluster too: lookups through every index in
+        # executor tasks found their keys; the bucket-aware scans shuffled nothing
+        lookups = metrics[metrics["query"] == "lookup"]
+        assert sorted(lookups["index"]) == sorted(indexes.names())
+        assert (lookups["keys_found"] == 50).all()
+        aware = metrics[metrics["plan"] == "bucket-aware"]
+        assert len(aware) == 4 and (aware["shuffle_bytes"] == 0).all()
+        metrics = metrics[metrics["operation"] == "upsert"]
         assert (metrics.groupby("index")["input_records"].apply(list)
                 .map(lambda v: v == [2000, 500]).all())
         tables = sorted(str(p) for p in (out / "tables").iterdir())

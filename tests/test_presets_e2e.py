@@ -49,7 +49,8 @@ def _sets() -> list[str]:
 def preset_run(request, spark, tmp_path_factory):
     preset = request.param
     out = tmp_path_factory.mktemp(preset)
-    rc = cli.main(["compare", "--workload", preset, *TINY, "--out", str(out), *_sets()])
+    rc = cli.main(["compare", "--workload", preset, *TINY, "--out", str(out), "--no-query",
+                   *_sets()])
     assert rc == 0
     return preset, out, pd.read_parquet(out / "metrics.parquet")
 

@@ -417,6 +417,20 @@ def _table_from_block(w: Workload, blk: dict[str, np.ndarray]) -> pa.Table:
     return pa.Table.from_arrays(cols, schema=arrow_schema(w))
 
 
+def key_columns(w: Workload, ordinals: np.ndarray) -> pa.Table:
+    """Record key, date partition and index key of insert ordinals: the columns a row of
+    that key carries in every batch (lookups draw keys by ordinal, present or never
+    inserted, without generating batches)."""
+    o = np.asarray(ordinals, dtype=np.int64)
+    blk = {"ordinal": o, "day_offset": day_offsets(w, o)}
+    key = K.record_keys(w.key_format, w.seed, o)
+    dt = _dt_strings(w).take(pa.array(blk["day_offset"] + w.late_arrival_depth))
+    ik = key if w.index_key_cardinality == 0 else \
+        K.index_keys(w.seed, o, w.index_key_cardinality, float(w.index_key_skew))
+    cols = [c.cast(pa.string()) if c.type == pa.large_string() else c for c in (key, dt, ik)]
+    return pa.table(dict(zip(("key", "dt", "index_key"), cols, strict=True)))
+
+
 def iter_tables(w: Workload, batch: int, start: int = 0,
                 stop: int | None = None) -> Iterator[pa.Table]:
     """Rows [start, stop) as Arrow tables of at most BLOCK rows (bounded memory)."""

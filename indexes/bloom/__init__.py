@@ -148,6 +148,14 @@ class BloomIndex(RecordIndex):
         entries = bloom.footer_entries()
         return entries, len(entries[FOOTER_KEY])
 
+    def lookup_candidates(self, table, view, partition, keys, stats, counts):
+        """Footer ranges, then bloom probes: the files whose filter may hold a key."""
+        from indexes.bloom.core import lookup_candidates
+
+        files = [(fid, table.abs_path(path)) for fid, path in view.files.get(partition, ())]
+        return lookup_candidates(table.fs, files, keys.column(view.record_key_field), stats,
+                                 counts, self.params["prune_by_ranges"])
+
     def table_metrics(self, snapshot) -> dict[str, float]:
         disk = sum(s.index_bytes for s in snapshot.slices.values())
         return {"index_disk_bytes": disk, "index_mem_bytes": 0}

@@ -19,6 +19,7 @@ import pyarrow.compute as pc
 import pyarrow.fs as pafs
 
 from indexes.bloom_filter import FOOTER_KEY, TYPE_CODE_KEY, HoodieBloomFilter
+from indexes.lookup import Candidates
 from tableformat.basefile import MAX_KEY_FOOTER, MIN_KEY_FOOTER, read_footer
 from tableformat.fs import IOStats
 
@@ -152,3 +153,31 @@ def check_keys(footer: Mapping[str, str] | HoodieBloomFilter, keys: np.ndarray |
     count_theory(counts, len(keys) - int(found.sum()), bloom.theoretical_fpp(),
                  sum(bloom.row_counts))
     return found
+
+
+def lookup_candidates(fs: pafs.FileSystem, files: list[tuple[str, str]], keys: pa.Array,
+                      stats: IOStats, counts: Counter, prune_by_ranges: bool = True
+                      ) -> Candidates:
+    """A point lookup's bloom path: every file's footer (min/max key and filter), range
+    pruning, then a probe of each remaining file's filter; the (key, file) pairs whose
+    probe is positive are the files to read. ``files``: (file id, absolute path)."""
+    if not files or not len(keys):
+        return Candidates.none()
+    footers = {fid: read_footer(fs, path, stats) for fid, path in files}
+    ranges = FileRanges.build(list(footers), [footers[f].get(MIN_KEY_FOOTER) for f in footers],
+                              [footers[f].get(MAX_KEY_FOOTER) for f in footers])
+    k, f = candidate_pairs(keys.to_numpy(zero_copy_only=False), ranges, prune_by_ranges)
+    positive = np.zeros(len(k), dtype=bool)
+    probed = 0
+    for j in np.unique(f):
+        at = np.flatnonzero(f == j)
+        footer = footers[ranges.file_ids[j]]
+        if FOOTER_KEY not in footer:  # an emptied file group's base file: nothing to hold
+            continue
+        bloom = HoodieBloomFilter.deserialize(footer[FOOTER_KEY], footer.get(TYPE_CODE_KEY))
+        positive[at] = bloom.might_contain_many(keys.take(pa.array(k[at])))
+        probed += len(at)
+    counts["candidate_files"] += len(np.unique(f))
+    counts["bloom_checks"] += probed
+    counts["bloom_positives"] += int(positive.sum())
+    return Candidates.from_rows(k[positive], ranges.file_ids[f[positive]])

@@ -92,6 +92,19 @@ class DynamicRliIndex(RecordIndex):
         return next((int(snapshot.extra[i][ASSIGNERS_KEY]) for i in reversed(snapshot.completed)
                      if ASSIGNERS_KEY in snapshot.extra.get(i, {})), None)
 
+    def read_view_extra(self, snapshot) -> dict[str, Any]:
+        """The visible RLI files per data partition (from the commits: no listing)."""
+        out: dict[str, list[str]] = {}
+        for f in visible_rli_files(snapshot):
+            partition = f["path"][len(rli.RLI_DIR) + 1:].rsplit("/", 1)[0]
+            out.setdefault(partition, []).append(f["path"])
+        return {"index_files": {p: tuple(sorted(v)) for p, v in out.items()}}
+
+    def lookup_candidates(self, table, view, partition, keys, stats, counts):
+        """RLI lookup: the partition's RLI entries of the keys name their file groups."""
+        return rli.lookup_candidates(table, view.index_files.get(partition, ()),
+                                     keys.column(view.record_key_field), stats, counts)
+
     def table_metrics(self, snapshot) -> dict[str, float]:
         counts = np.array([s.num_records for s in snapshot.slices.values()])
         return {**bucket_fill(counts), "index_mem_bytes": self.core.caches.nbytes,

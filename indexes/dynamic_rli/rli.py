@@ -19,8 +19,10 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from indexes.lookup import Candidates
 from tableformat import basefile as bf
 from tableformat import fs as tfs
 from tableformat.fs import IOStats
@@ -165,3 +167,21 @@ def compact_partition(table, partition: str, files: list[str], instant: str
     data = pa.concat_tables([read_file(table, f).cast(SCHEMA) for f in files])
     rel, size = write_file(table, partition, instant, data, tag="c")
     return rel, size, data.num_rows
+
+
+def lookup_candidates(table, files: Iterable[str], keys: pa.Array, stats: IOStats,
+                      counts) -> Candidates:
+    """A point lookup's RLI path: read the record key and file id of the partition's
+    visible RLI files and keep the entries of the looked-up keys. A deleted key keeps
+    its entry, so it still names a file group (whose read then finds nothing)."""
+    tables = [read_file(table, f, ["record_key", "file_id"], stats) for f in files]
+    if not tables or not len(keys):
+        return Candidates.none()
+    entries = pa.concat_tables(tables)
+    at = pc.index_in(entries.column("record_key"), value_set=keys)
+    hit = pc.is_valid(at)
+    key_idx = pc.filter(at, hit).to_numpy(zero_copy_only=False).astype(np.int64)
+    fids = pc.filter(entries.column("file_id"), hit).to_numpy(zero_copy_only=False)
+    counts["rli_entries_matched"] += len(key_idx)
+    counts["candidate_files"] += len(set(fids.tolist()))
+    return Candidates.from_rows(key_idx, fids)

@@ -28,7 +28,7 @@ from pyspark.sql import types as T
 from pyspark.sql.pandas.types import to_arrow_schema
 
 from indexes.base import BUCKET_COL, SparkAdapter
-from indexes.counters import new_counters
+from indexes.counters import ShuffleMeter, new_counters
 from indexes.hashing import bucket_ids
 from indexes.multiple_rehash import MultipleRehashIndex
 from indexes.multiple_rehash.core import (
@@ -205,52 +205,6 @@ def build_overwrite_job(spark: SparkSession, table: Table, index: MultipleRehash
     return (files.mapInArrow(read, row_struct)
             .groupBy(bf.PARTITION_PATH, BUCKET_COL)
             .applyInArrow(write, RESCALE_STATS_SCHEMA))
-
-
-class ShuffleMeter:
-    """Shuffle bytes of the Spark jobs run inside it, from Spark's own status store.
-
-    Jobs are tagged with a job group; on exit the listener bus is drained and the
-    ``shuffleWriteBytes``/``shuffleReadBytes`` of every attempt of every stage of those
-    jobs are summed (``AppStatusStore.stageData``, what the UI and REST API show).
-    """
-
-    def __init__(self, spark: SparkSession, group: str):
-        self.sc, self.group = spark.sparkContext, group
-        self.write_bytes = self.read_bytes = 0
-        self.jobs: list[int] = []
-
-    def __enter__(self) -> ShuffleMeter:
-        self._prev = self.sc.getLocalProperty("spark.jobGroup.id")
-        self.sc.setJobGroup(self.group, "indexbench rescale")
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.sc.setLocalProperty("spark.jobGroup.id", self._prev)
-        self.sc.setLocalProperty("spark.job.description", None)
-        if exc[0] is None:
-            self.measure()
-
-    def measure(self) -> None:
-        jsc = self.sc._jsc.sc()
-        jsc.listenerBus().waitUntilEmpty()
-        store = jsc.statusStore()
-        tasks_default = getattr(store, "stageData$default$3")()
-        quantiles = getattr(store, "stageData$default$5")()
-        self.jobs = sorted(self.sc.statusTracker().getJobIdsForGroup(self.group))
-        seen: set[int] = set()
-        for job in self.jobs:
-            ids = store.job(job).stageIds()
-            for i in range(ids.size()):
-                sid = int(ids.apply(i))
-                if sid in seen:
-                    continue
-                seen.add(sid)
-                attempts = store.stageData(sid, False, tasks_default, False, quantiles)
-                for a in range(attempts.size()):
-                    st = attempts.apply(a)
-                    self.write_bytes += int(st.shuffleWriteBytes())
-                    self.read_bytes += int(st.shuffleReadBytes())
 
 
 # ---------------------------------------------------------------- the operation

@@ -10,10 +10,12 @@ from __future__ import annotations
 import numpy as np
 
 from indexes.base import Param, RecordIndex, bucket_fill
+from indexes.lookup import Candidates
 from indexes.simple_bucket.core import (
     assign_file_ids,
     bucket_problems,
     existing_bucket_files,
+    lookup_candidates,
     route,
 )
 from tableformat.errors import IndexBenchError
@@ -56,6 +58,22 @@ class SimpleBucketIndex(RecordIndex):
         """The bucket invariant against the partitions' current counts (``verify``)."""
         return bucket_problems(snapshot.slices.values(),
                                self.bucket_counts(snapshot, snapshot.partitions()))
+
+    def query_key_fields(self, record_key_field: str) -> list[str]:
+        return self.hash_fields(record_key_field)
+
+    def hash_layout(self, snapshot) -> dict[str, int]:
+        """Records sit in ``hash(hash fields) % N`` of their partition's current N."""
+        return self.bucket_counts(snapshot, snapshot.partitions())
+
+    def lookup_candidates(self, table, view, partition, keys, stats, counts):
+        """Hash → bucket → the one file group of that bucket: no file is read to locate."""
+        files = view.files.get(partition, ())
+        if not files:  # a partition the table does not have: nothing holds the keys
+            return Candidates.none()
+        return lookup_candidates(files, view.bucket_counts[partition],
+                                 [keys.column(f) for f in self.hash_fields(
+                                     view.record_key_field)], counts)
 
     def row_buckets(self, data, partition: str, config, snapshot) -> np.ndarray:
         """The bucket each row must live in (``verify`` checks base file contents)."""

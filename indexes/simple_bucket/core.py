@@ -12,6 +12,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from indexes.hashing import bucket_ids
+from indexes.lookup import Candidates
 from tableformat.basefile import bucket_file_id, bucket_of_file_id
 from tableformat.errors import InvariantViolation
 
@@ -88,3 +89,17 @@ def bucket_problems(slices, counts: dict[str, int]) -> list[str]:
     problems += [f"file group of bucket {b} in {p!r} is outside 0..{counts[p] - 1}"
                  for (p, b) in per_bucket if b >= counts[p]]
     return problems
+
+
+def lookup_candidates(files, num_buckets: int, hash_columns, counts) -> Candidates:
+    """A point lookup's bucket path: each key's bucket under its partition's current
+    count, and that bucket's file group if it has one (``files``: (file id, path) of
+    one partition). Keys of a bucket without a file group are absent: nothing to read."""
+    n = len(hash_columns[0])
+    buckets = bucket_ids(hash_columns, np.full(n, num_buckets, dtype=np.int64))
+    by_bucket = {bucket_of_file_id(fid): fid for fid, _ in files}
+    fids = np.array([by_bucket.get(int(b)) for b in buckets], dtype=object)
+    located = np.flatnonzero(fids != None)  # noqa: E711 (element-wise)
+    counts["keys_hashed"] += n
+    counts["candidate_files"] += len({fids[i] for i in located})
+    return Candidates.from_rows(located, fids[located])

@@ -1,0 +1,67 @@
+"""Bucket-aligned scans: a group-by or join on the index key, bucket by bucket (no Spark).
+
+RFC-29's query-plan claim: records of a bucketed table are clustered by
+``hash(key) % N``, so every record of a key sits in bucket ``hash % N`` of its
+partition. If ``M`` divides every partition's count (of both tables, for a join), then
+``hash % N % M == hash % M``: the files of buckets ``b ≡ j (mod M)`` hold every record
+of the keys with ``hash % M == j``, across partitions and tables. One task per ``j``
+then groups or joins its files alone, with no Exchange; ``M`` is the gcd of the counts,
+so multiple-rehash keeps this after rescales of any factors.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import pyarrow as pa
+
+from indexes.lookup import ReadView
+from tableformat.basefile import bucket_of_file_id, read_parquet
+from tableformat.fs import IOStats
+
+COUNT_COL = "count"
+
+
+def aligned_groups(layouts: Sequence[dict[str, int] | None]) -> int | None:
+    """The group count ``M`` of an aligned scan: the greatest common divisor of every
+    partition's bucket count (RFC-29's 8 and 4: 4; a partition rehashed ×2 next to one
+    ×3: still N), or ``None`` when it is 1 (one task would hold the whole table: the
+    default plan) or a table is not hash-bucketed."""
+    if not layouts or any(layout is None for layout in layouts):
+        return None
+    counts = [n for layout in layouts for n in layout.values()]  # type: ignore[union-attr]
+    m = math.gcd(*counts) if counts else 1
+    return m if m >= 2 else None
+
+
+def files_of_groups(view: ReadView, groups: int) -> list[list[str]]:
+    """Paths (relative to the table) of the base files of each group ``j``: the buckets
+    ``b`` with ``b % groups == j``, in every partition."""
+    out: list[list[str]] = [[] for _ in range(groups)]
+    for files in view.files.values():
+        for fid, path in files:
+            out[bucket_of_file_id(fid) % groups].append(path)
+    return out
+
+
+def read_key_columns(table, paths: Sequence[str], fields: Sequence[str], stats: IOStats
+                     ) -> pa.Table:
+    """The key columns of some base files, counted (files and bytes) by the reader."""
+    parts = [read_parquet(table.fs, table.abs_path(p), stats, list(fields)) for p in paths]
+    if not parts:
+        return pa.table({f: pa.array([], pa.string()) for f in fields})
+    return pa.concat_tables(parts, promote_options="permissive")
+
+
+def group_counts(data: pa.Table, fields: Sequence[str]) -> pa.Table:
+    """``select fields, count(*) group by fields`` over Arrow (one task's buckets)."""
+    out = data.group_by(list(fields)).aggregate([([], "count_all")])
+    return out.rename_columns([*fields, COUNT_COL]).select([*fields, COUNT_COL])
+
+
+def join_count(left: pa.Table, right: pa.Table, fields: Sequence[str]) -> int:
+    """``count(*)`` of the inner join on ``fields``: the joined rows themselves, as
+    Spark's join makes them (the same work, only without the shuffle)."""
+    return left.select(list(fields)).join(right.select(list(fields)), keys=list(fields),
+                                          join_type="inner").num_rows
