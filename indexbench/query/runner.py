@@ -126,18 +126,16 @@ def run_queries(spark, plan: QueryPlan, *, run_id: str, seed: int = 0,
 
     rows: list[dict[str, Any]] = []
 
-    def emit(base: dict, query: str, plan_: str, **figures: Any) -> None:
+    def emit(base: dict, scan: sq.ScanTable, query: str, plan_: str, **figures: Any) -> None:
         rows.append({**base, **query_row(query=query, plan=plan_, table=scan.table.uri,
                                          table_records=scan.records, figures=figures)})
         if progress:
             progress(rows[-1])
 
-    warm = False
     for table, index in plan.tables:
         scan = sq.ScanTable.of(table, index)
-        if not warm and {"groupby", "join"} & set(plan.queries):
-            sq.warm_up_scans(spark, scan)
-            warm = True
+        if {"groupby", "join"} & set(plan.queries):
+            sq.warm_up_scans(spark, scan)  # once per application and kind of table
         w = plan.workloads.get(table.uri)
         base = {"run_id": run_id, "index": index.name, "workload": w.name if w else None,
                 "key_fields": ",".join(scan.fields)}
@@ -146,17 +144,18 @@ def run_queries(spark, plan: QueryPlan, *, run_id: str, seed: int = 0,
             done = committed_batches(table.snapshot(), workload_fingerprint(w), table.uri)
             keys = lookup_keys(w, done, plan.keys, seed)
             figures, _found = sq.run_lookups(spark, table, index, keys, plan.batch_keys)
-            emit(base, "lookup", "index", **figures)
+            emit(base, scan, "lookup", "index", **figures)
         if "groupby" in plan.queries:
             groups = aligned_groups([scan.layout])
             for p in ([sq.BUCKET_AWARE] if groups else []) + [sq.DEFAULT]:
-                emit(base, "groupby", p, **sq.run_groupby(spark, scan, p, groups, plan.repeat))
+                emit(base, scan, "groupby", p,
+                     **sq.run_groupby(spark, scan, p, groups, plan.repeat))
         unique = scan.fields == [table.config.record_key_field]
         if "join" in plan.queries and (unique or not plan.join_unique_only):
             right = sq.ScanTable.of(*plan.join_with) if plan.join_with else scan
             same_keys = right.fields == scan.fields
             groups = aligned_groups([scan.layout, right.layout]) if same_keys else None
             for p in ([sq.BUCKET_AWARE] if groups else []) + [sq.DEFAULT]:
-                emit(base, "join", p, join_table=right.table.uri,
+                emit(base, scan, "join", p, join_table=right.table.uri,
                      **sq.run_join(spark, scan, right, p, groups, plan.repeat))
     return rows

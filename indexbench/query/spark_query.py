@@ -27,6 +27,7 @@ from pyspark.sql import types as T
 from pyspark.sql.pandas.types import to_arrow_schema
 
 from indexbench.query import bucketed
+from indexbench.query.keys import PRESENT_COL
 from indexbench.query.lookup import latency_figures, lookup_partition
 from indexes.counters import ShuffleMeter, new_counters
 from indexes.lookup import ReadView
@@ -34,6 +35,10 @@ from tableformat import basefile as bf
 from tableformat.fs import IOStats
 
 BUCKET_AWARE, DEFAULT = "bucket-aware", "default"
+# what lookup_partition and the index cores count, summed over the tasks
+LOOKUP_COUNTERS = ("keys_found", "files_read", "bytes_read", "footers_read",
+                   "index_files_read", "candidate_files", "bloom_checks", "bloom_positives",
+                   "false_positives", "fp_file_reads")
 
 
 @dataclass
@@ -104,7 +109,7 @@ def run_lookups(spark: SparkSession, table, index, keys: pa.Table, batch_keys: i
             rows.select(arrow_out.names).cast(arrow_out)
 
     warm_up(spark, index)
-    key_cols = [c for c in keys.column_names if c != "drawn_present"]
+    key_cols = [c for c in keys.column_names if c != PRESENT_COL]
     key_schema = T.StructType([T.StructField(c, T.StringType(), False) for c in key_cols])
     seconds, found = [], []
     for lo in range(0, keys.num_rows, batch_keys):
@@ -119,16 +124,8 @@ def run_lookups(spark: SparkSession, table, index, keys: pa.Table, batch_keys: i
     c = dict(acc.value)
     n = keys.num_rows
     figures = {
-        "keys": n, "keys_present": int(pc.sum(keys.column("drawn_present")).as_py() or 0),
-        "keys_found": int(c.get("keys_found", 0)), "lookup_batches": len(seconds),
-        "files_read": int(c.get("files_read", 0)), "bytes_read": int(c.get("bytes_read", 0)),
-        "footers_read": int(c.get("footers_read", 0)),
-        "index_files_read": int(c.get("index_files_read", 0)),
-        "candidate_files": int(c.get("candidate_files", 0)),
-        "bloom_checks": int(c.get("bloom_checks", 0)),
-        "bloom_positives": int(c.get("bloom_positives", 0)),
-        "false_positives": int(c.get("false_positives", 0)),
-        "fp_file_reads": int(c.get("fp_file_reads", 0)),
+        "keys": n, "keys_present": int(pc.sum(keys.column(PRESENT_COL)).as_py() or 0),
+        "lookup_batches": len(seconds), **{k: int(c.get(k, 0)) for k in LOOKUP_COUNTERS},
         "files_read_per_key": c.get("files_read", 0) / n if n else 0.0,
         "total_s": float(sum(seconds)), **latency_figures(seconds),
     }
