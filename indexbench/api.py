@@ -54,15 +54,16 @@ def default_out(workload_name: str, run_id: str) -> str:
     return os.path.join("out", f"{workload_name}-{run_id}")
 
 
-def _committed_batches(table, fingerprint: str) -> int:
-    """Batches already committed by an earlier run of the same workload (resume)."""
-    snap = table.snapshot()
+def committed_batches(snapshot, fingerprint: str, table_uri: str,
+                      hint: str = "use another --table") -> int:
+    """Batches of the workload with this fingerprint the table committed (a run resumes
+    after them; a query draws its keys from them); another workload's is refused."""
     done = -1
-    for extra in snap.extra.values():
+    for extra in snapshot.extra.values():
         if WORKLOAD_KEY in extra:
             if extra[WORKLOAD_KEY] != fingerprint:
                 raise TableConfigError(
-                    f"table {table.uri} holds batches of another workload; use another --table")
+                    f"table {table_uri} holds batches of another workload; {hint}")
             done = max(done, int(extra[BATCH_KEY]))
     return done + 1
 
@@ -101,7 +102,7 @@ def run(index: str = "bloom", workload: str | workloads.Workload = "uniform", *,
     from workloads.spark_source import batch_df
 
     with tbl:
-        first = _committed_batches(tbl, fingerprint)
+        first = committed_batches(tbl.snapshot(), fingerprint, tbl.uri)
         pending, deleted = tbl.rolled_back
         if notify and pending:
             notify(f"{index}: rolled back unfinished instant(s) {', '.join(pending)} "

@@ -44,20 +44,17 @@ def lookup_keys(w: workloads.Workload, committed_batches: int, n: int, seed: int
 
 
 def committed_batches(snapshot, fingerprint: str, table_uri: str) -> int:
-    """Batches of the workload whose fingerprint is ``fingerprint`` the table committed."""
-    from indexbench.api import BATCH_KEY, WORKLOAD_KEY
+    """Batches of the workload whose fingerprint is ``fingerprint`` the table committed
+    (:func:`indexbench.api.committed_batches`); none is an error: lookups draw their keys
+    from them."""
+    from indexbench.api import committed_batches as batches
 
-    done = -1
-    for extra in snapshot.extra.values():
-        if WORKLOAD_KEY in extra:
-            if extra[WORKLOAD_KEY] != fingerprint:
-                raise IndexBenchError(f"{table_uri} holds batches of another workload than "
-                                      "the one given")
-            done = max(done, int(extra[BATCH_KEY]))
-    if done < 0:
+    done = batches(snapshot, fingerprint, table_uri,
+                   hint="give the workload that wrote it (--workload and its sizes)")
+    if not done:
         raise IndexBenchError(f"{table_uri}: no batch of a workload is committed; lookups "
                               "draw their keys from the workload that wrote the table")
-    return done + 1
+    return done
 
 
 def workload_of_table(table_uri: str) -> workloads.Workload:
