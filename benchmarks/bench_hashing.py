@@ -1,8 +1,10 @@
-"""Bucket hashing: Hudi's ``(List<String>.hashCode & MAX) % N`` over whole key columns."""
+"""Bucket hashing: Hudi's ``(List<String>.hashCode & MAX) % N`` and consistent-hashing XXH32
+over whole key columns."""
 
 from __future__ import annotations
 
 from indexes.hashing import bucket_ids
+from indexes.xxhash32 import consistent_hash
 
 from ._data import SAMPLING, uuid_keys
 
@@ -23,3 +25,21 @@ class BucketHashing:
 
     def peakmem_bucket_ids(self, keys: int, key_fields: int) -> None:
         bucket_ids(self.columns, 256)
+
+
+class ConsistentHashing:
+    """Cost of hashing a batch for the consistent-hashing ring lookup (XXH32 & MAX)."""
+
+    rounds, repeat = SAMPLING
+
+    params = [[10_000, 100_000, 1_000_000]]
+    param_names = ["keys"]
+
+    def setup(self, keys: int) -> None:
+        self.columns = [uuid_keys(keys)]
+
+    def time_consistent_hash(self, keys: int) -> None:
+        consistent_hash(self.columns)
+
+    def peakmem_consistent_hash(self, keys: int) -> None:
+        consistent_hash(self.columns)

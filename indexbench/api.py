@@ -129,6 +129,14 @@ def run(index: str = "bloom", workload: str | workloads.Workload = "uniform", *,
             for extra in services:
                 rows.append({"run_id": run_id, "index": index, "workload": w.name, **extra})
                 m.write_metrics(out, rows)
+        # what the services left pending (a consistent-hashing resize) completes before
+        # the writer lets go: the next writer would roll it back
+        with undone_on_failure(spark, tbl, "table services at the end of the run"):
+            services = idx.spark.finish_table_services(spark, tbl)
+        for extra in services:
+            rows.append({"run_id": run_id, "index": index, "workload": w.name, **extra,
+                         "batch": w.batches if extra.get("batch") is None else extra["batch"]})
+            m.write_metrics(out, rows)
     write_run_json()  # again: parameters resolved while running (dynamic-rli's assigners)
     df = m.to_frame(rows)
     df.attrs["describe"] = idx.describe()

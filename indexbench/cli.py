@@ -365,10 +365,18 @@ def cmd_rescale(args: argparse.Namespace) -> int:
     from indexbench.rescale import rescale_table
 
     row = rescale_table(args.table, args.mode, args.factor, args.partitions, args.buckets,
-                        out=args.out, master=args.master)
+                        out=args.out, master=args.master, expressions=args.expressions,
+                        dry_run=args.dry_run)
+    if args.dry_run:
+        for p in row["partitions"]:
+            console.print(f"  {p['partition']}: {p['from_buckets']:,} → {p['to_buckets']:,} "
+                          f"buckets, {p['files']} file(s) to rewrite", highlight=False)
+        console.print(f"dry run: {len(row['partitions'])} partition(s), {row['files']} "
+                      "file(s) to rewrite; nothing written")
+        return 0
     console.print(
-        f"[green]✓[/green] {args.mode}: {row['from_buckets']:,} → {row['to_buckets']:,} buckets "
-        f"in {row['partitions_touched']} partition(s), {row['records']:,} records, "
+        f"[green]✓[/green] {row['mode']}: {row['from_buckets']:,} → {row['to_buckets']:,} "
+        f"buckets in {row['partitions_touched']} partition(s), {row['records']:,} records, "
         f"{row['total_s']:.2f}s; read {row['files_read']} files / {row['bytes_read']:,} B, "
         f"wrote {row['files_written']} files / {row['bytes_written']:,} B, "
         f"shuffle {row['shuffle_bytes']:,} B (instant {row['instant']})")
@@ -464,13 +472,23 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("tables", nargs="+", metavar="TABLE")
     p.add_argument("--master")
     p.set_defaults(func=cmd_verify)
-    p = _command(sub, "rescale", help="grow a multiple-rehash table's buckets (replacecommit)")
+    p = _command(sub, "rescale", help="rescale a multiple-rehash or partition-bucket table's "
+                                       "buckets (one replacecommit)")
     p.add_argument("table")
-    p.add_argument("--factor", help="k: N -> k*N buckets (rehash: integer >= 2)")
-    p.add_argument("--buckets", type=int, help="overwrite only: the new bucket count")
-    p.add_argument("--mode", choices=["rehash", "overwrite"], default="rehash")
+    p.add_argument("--factor", help="multiple-rehash: k, N -> k*N buckets (rehash: integer "
+                                    ">= 2)")
+    p.add_argument("--buckets", type=int, help="multiple-rehash overwrite: the new bucket "
+                                               "count; partition-bucket: the new default count")
+    p.add_argument("--mode", choices=["rehash", "overwrite"],
+                   help="multiple-rehash: rehash (default) or overwrite")
     p.add_argument("--partition", action="append", dest="partitions", metavar="P",
-                   help="partition to rescale (repeatable; default: all)")
+                   help="multiple-rehash: partition to rescale (repeatable; default: all)")
+    p.add_argument("--expressions", metavar="'REGEX,N;...'",
+                   help="partition-bucket: the new rules (RFC-89); partitions whose count "
+                        "changes are overwritten")
+    p.add_argument("--dry-run", action="store_true",
+                   help="print which partitions would be rewritten and how many files; "
+                        "write nothing")
     p.add_argument("--out", help="append the metrics row to DIR/metrics.parquet")
     p.add_argument("--master")
     p.set_defaults(func=cmd_rescale)

@@ -236,20 +236,26 @@ def plan_inserts(tagged: DataFrame, table: Table, snapshot: Snapshot, index: Rec
 
 
 def write_file_groups(planned: DataFrame, table: Table, index: RecordIndex, instant: str,
-                      spark: SparkSession, snapshot: Snapshot,
-                      partitions: list[str]) -> list[dict]:
+                      spark: SparkSession, snapshot: Snapshot, partitions: list[str],
+                      pending: dict[tuple[str, str], tuple[str | None, str]] | None = None
+                      ) -> list[dict]:
     """One task per target file group merges and writes it; one stat row comes back each.
 
     Executors get the previous base file of the file groups in the batch's ``partitions``
     only: what is broadcast grows with the partitions a batch touches, not the table.
+    ``pending``: file groups not visible yet (:attr:`TagContext.pending_groups`); their
+    new base file is named after their base instant, its write token led by this one
+    (so this instant's undo finds it, and the resize's completion or rollback too).
     """
     cfg = table.config
     data_cols = [c for c in planned.columns if c not in (FILE_ID_COL, BUCKET_COL, IS_DELETED)]
     data_schema = to_arrow_schema(planned.select(data_cols).schema)
     spec = MergeSpec(table.uri, instant, cfg.record_key_field, cfg.partition_field,
                      cfg.ordering_field, data_schema)
-    prev = spark.sparkContext.broadcast(
-        {(s.partition, s.file_id): s.path for s in snapshot.in_partitions(partitions)})
+    prev_paths = {(s.partition, s.file_id): s.path for s in snapshot.in_partitions(partitions)}
+    prev_paths.update({k: path for k, (path, _) in (pending or {}).items()})
+    prev = spark.sparkContext.broadcast(prev_paths)
+    base_instants = {k: base for k, (_, base) in (pending or {}).items()}
     footer_fn = index.base_file_footer
 
     def write_group(group):
@@ -263,8 +269,10 @@ def write_file_groups(planned: DataFrame, table: Table, index: RecordIndex, inst
         partition = group.column(cfg.partition_field)[0].as_py()
         fid = group.column(FILE_ID_COL)[0].as_py()
         bucket = group.column(BUCKET_COL)[0].as_py()
+        base = base_instants.get((partition, fid))
+        name_as = (f"{instant}-{tc.partitionId()}-{tc.attemptNumber()}", base) if base else None
         stat = merge_file_group(spec, partition, fid, group, prev.value.get((partition, fid)),
-                                token, footer_fn, bucket)
+                                token, footer_fn, bucket, name_as)
         # None: only deletes of keys the group never had, and no base file: nothing written
         return pa.Table.from_pylist([stat] if stat else [], schema=WRITE_STATS_ARROW)
 
@@ -386,7 +394,7 @@ def _write_instant(spark: SparkSession, table: Table, index: RecordIndex, snapsh
         t1 = time.perf_counter()
         try:
             stats = write_file_groups(planned, table, index, instant, spark, snapshot,
-                                      partitions)
+                                      partitions, ctx.pending_groups)
         finally:
             for drop in release:
                 drop()
@@ -406,4 +414,15 @@ def _write_instant(spark: SparkSession, table: Table, index: RecordIndex, snapsh
         commit_s = time.perf_counter() - t2
     finally:
         safely(tagged.unpersist)
+    # dual writes are counted apart: the batch's records, inserts and updates are the
+    # visible file groups'; the children's copies are the resize's cost
+    dual = [s for s in stats if (s["partitionPath"], s["fileId"]) in ctx.pending_groups]
+    if ctx.pending_groups:
+        counts["dual_written_records"] = sum(
+            int(s["numInserts"]) + int(s["numUpdateWrites"]) + int(s["numDeletes"] or 0)
+            for s in dual)
+        counts["dual_written_files"] = len(dual)
+        counts["dual_written_bytes"] = sum(int(s["totalWriteBytes"]) for s in dual)
+        counts["dual_merge_bytes_read"] = sum(int(s["mergeBytesRead"] or 0) for s in dual)
+    stats = [s for s in stats if (s["partitionPath"], s["fileId"]) not in ctx.pending_groups]
     return stats, counts, {"tag_s": tag_s, "write_s": write_s, "commit_s": commit_s}

@@ -52,12 +52,10 @@ def check_base_file(table: Table, partition: str, path: str, expected_rows: int,
             missing = int((~bloom.might_contain_many(keys)).sum())
             if missing:
                 problems.append(f"{path}: bloom filter misses {missing} of its keys")
-    buckets = index.row_buckets(data, partition, table.config, snapshot) if len(keys) else None
-    if buckets is not None:
-        file_bucket = bf.bucket_of_file_id(bf.BaseFileName.parse(path).file_id)
-        wrong = int((buckets != file_bucket).sum())
-        if wrong:
-            problems.append(f"{path}: {wrong} records do not hash to bucket {file_bucket}")
+    where = index.misplaced(data, partition, bf.BaseFileName.parse(path).file_id,
+                            table.config, snapshot) if len(keys) else None
+    if where:
+        problems.append(f"{path}: {where}")
     return problems, keys
 
 

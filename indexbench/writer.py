@@ -81,12 +81,15 @@ def merge_file_group(
     write_token: str,
     footer_fn: Callable[[pa.Array], tuple[dict[str, str], int]],
     bucket_id: int | None = None,
+    name_as: tuple[str, str] | None = None,
 ) -> dict | None:
     """Merge ``incoming`` into the file group's base file and write the new slice.
 
     Rows of ``incoming`` with ``_hoodie_is_deleted`` true remove their key when they win
     (their ordering value is not older than the stored one, or they have none). Returns
-    the write stat, or None when nothing was written (deletes only, no base file yet)."""
+    the write stat, or None when nothing was written (deletes only, no base file yet).
+    ``name_as`` = (write token, instant) names the file after another instant: a dual
+    write into a file group whose base instant is a pending resize's."""
     from tableformat.table import Table
 
     table = Table(spec.table_uri)
@@ -107,7 +110,8 @@ def merge_file_group(
     else:
         old = schema.empty_table()
 
-    file_name = bf.BaseFileName(file_id, write_token, spec.instant).name
+    token_for_name, instant_for_name = name_as or (write_token, spec.instant)
+    file_name = bf.BaseFileName(file_id, token_for_name, instant_for_name).name
     rel_path = f"{partition}/{file_name}" if partition else file_name
     task_part = write_token.split("-")[0]
     n = fresh.num_rows

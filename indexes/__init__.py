@@ -11,6 +11,8 @@ _REGISTRY: dict[str, str] = {
     "bloom": "indexes.bloom:BloomIndex",
     "simple-bucket": "indexes.simple_bucket:SimpleBucketIndex",
     "multiple-rehash": "indexes.multiple_rehash:MultipleRehashIndex",
+    "partition-bucket": "indexes.partition_bucket:PartitionBucketIndex",
+    "consistent-hashing": "indexes.consistent_hashing:ConsistentHashingIndex",
     "dynamic-rli": "indexes.dynamic_rli:DynamicRliIndex",
 }
 

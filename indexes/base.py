@@ -89,6 +89,11 @@ class TagContext:
     instant: str
     partitions: list[str]
     counters: Any  # Spark accumulator of {name: number}
+    # file groups the tagging sent records to that are not visible yet — a pending
+    # resize's children (consistent-hashing's dual write): (partition, file id) ->
+    # (path of the group's latest pending base file or None, the group's base instant)
+    pending_groups: dict[tuple[str, str], tuple[str | None, str]] = field(
+        default_factory=dict)
 
 
 @dataclass
@@ -189,6 +194,19 @@ class RecordIndex(ABC):
         """The bucket each row of a base file must be in, for bucket indexes (else None)."""
         return None
 
+    def misplaced(self, data, partition: str, file_id: str, config, snapshot) -> str | None:
+        """Why rows of a base file are not where the index would put them (``verify``;
+        None: all in place). Default: the bucket of :meth:`row_buckets` against the
+        bucket id in the file id (RFC-29); indexes without buckets have nothing to check."""
+        from tableformat.basefile import bucket_of_file_id
+
+        buckets = self.row_buckets(data, partition, config, snapshot)
+        if buckets is None:
+            return None
+        file_bucket = bucket_of_file_id(file_id)
+        wrong = int((buckets != file_bucket).sum())
+        return f"{wrong} records do not hash to bucket {file_bucket}" if wrong else None
+
     # ---- read side (``indexbench query``) -----------------------------------
     def query_key_fields(self, record_key_field: str) -> list[str]:
         """The index key a group-by or join of this table is on (bucket indexes: their
@@ -244,6 +262,20 @@ class SparkAdapter:
         """Inline table services after a commit (e.g. an automatic rescale); one metrics
         row per service run, in the same contract as upserts."""
         return []
+
+    def finish_table_services(self, spark, table) -> list[dict[str, Any]]:
+        """At the end of a run, before the writer lets go: finish what a table service
+        left pending (a new writer would roll it back); one metrics row each."""
+        return []
+
+
+def batch_hash_fields(index: Any, columns: list[str], record_key_field: str) -> list[str]:
+    """A hashing index's index-key fields, refused at once unless all are batch columns."""
+    fields = index.hash_fields(record_key_field)
+    missing = [f for f in fields if f not in columns]
+    if missing:
+        raise IndexBenchError(f"index-key field(s) {missing} are not columns of the batch")
+    return fields
 
 
 def bucket_fill(counts: np.ndarray) -> dict[str, float]:

@@ -28,6 +28,8 @@ class ReadView:
     completed: tuple[str, ...] = ()
     # partition -> visible files of the index's own (dynamic-rli: the RLI), relative paths
     index_files: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # partition -> (node values, node file ids) of its ring (consistent-hashing)
+    rings: dict[str, tuple[tuple[int, ...], tuple[str, ...]]] = field(default_factory=dict)
 
     @classmethod
     def of(cls, table, snapshot, index) -> ReadView:

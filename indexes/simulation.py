@@ -139,3 +139,7 @@ class SimAdapter:
     def table_services(self, batch_no: int) -> list[dict[str, Any]]:
         """Inline table services after a commit (the rescale policy); one row each."""
         return []
+
+    def finish_table_services(self) -> list[dict[str, Any]]:
+        """At the end of a run: finish what a table service left pending; one row each."""
+        return []

@@ -54,6 +54,10 @@ KNOWN_EXTRA_COLUMNS = frozenset({
     "buckets_created", "buckets_created_total", "bucket_count_total", "hash_collisions",
     "num_assigners", "rli_files_read", "rli_bytes_read", "rli_entries_written",
     "rli_compactions", "rli_entries", "rli_dead_entries",
+    # consistent-hashing: ring lookups, dual writes while a resize is pending, resizes
+    "ring_lookups", "dual_written_records", "dual_written_files", "dual_written_bytes",
+    "dual_merge_bytes_read",
+    "splits", "merges", "resize_pending_commits", "resize_execute_s",
     # seconds of the phases before tagging (the driver's and a peer's)
     "generate_s", "validate_s", "precombine_s",
     # peers (``run_mode = "peer"``; their own figures are the peer_* family)

@@ -645,8 +645,10 @@ RESCALE_METRICS = [("total_s", "time (s)", 1.0), ("bytes_read", "bytes read (MiB
                    ("bytes_written", "bytes written (MiB)", MIB),
                    ("shuffle_bytes", "shuffle bytes (MiB)", MIB),
                    ("records_rewritten", "records rewritten", 1.0),
-                   ("files_written", "files written", 1.0)]
-MODE_HATCH = {"rehash": None, "overwrite": "///"}
+                   ("files_written", "files written", 1.0),
+                   ("dual_written_bytes", "dual-written bytes (MiB)", MIB)]
+# multiple-rehash's modes, partition-bucket's offline overwrite, consistent-hashing's resize
+MODE_HATCH = {"rehash": None, "overwrite": "///", "resize": "xx"}
 
 
 def has_rescale(df: pd.DataFrame) -> bool:
@@ -655,7 +657,9 @@ def has_rescale(df: pd.DataFrame) -> bool:
 
 
 def rescale_figure(df: pd.DataFrame) -> Figure | None:
-    """Cost of each rescale, rehash vs overwrite (None when there are no rescale rows)."""
+    """Cost of each rescale or resize: multiple-rehash's rehash vs overwrite,
+    partition-bucket's offline overwrite, consistent-hashing's split/merge resize with
+    the bytes its dual writes cost (None when there are no rescale rows)."""
     df = _frame(df)
     if not has_rescale(df):
         return None
@@ -691,7 +695,7 @@ def rescale_figure(df: pd.DataFrame) -> Figure | None:
         seen = list(dict.fromkeys((lab, _index_of(g)) for (lab, _m), g in groups))
         fig.legend(handles=[Patch(color=style.index_color(n), label=lab) for lab, n in seen],
                    loc="outside lower center", ncols=min(4, len(seen)), fontsize=7)
-        fig.suptitle("rescale cost, rehash vs overwrite (median of rescales; dots = runs)",
+        fig.suptitle("rescale and resize cost per index and mode (median; dots = runs)",
                      fontsize=9)
     return fig
 

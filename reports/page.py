@@ -64,9 +64,11 @@ FIGURES: list[FigureSpec] = [
                "Bytes the index keeps in memory (caches) and on disk (bloom footers, RLI) "
                "vs keys in the table; the legend gives bytes per key at the last batch.",
                lambda r: F.index_bytes_figure(r.df)),
-    FigureSpec("rescale.png", "Rescale cost",
+    FigureSpec("rescale.png", "Rescale and resize cost",
                "Each rescale's time, bytes read/written, shuffle bytes: rehash (local "
-               "split) vs overwrite (full reshuffle). Drawn only when rescale rows exist.",
+               "split) vs overwrite (full reshuffle, also partition-bucket's offline "
+               "rescale) vs consistent-hashing's resize (split/merge clustering, with the "
+               "bytes its dual writes cost). Drawn only when rescale rows exist.",
                lambda r: F.rescale_figure(r.df)),
     FigureSpec("query.png", "Queries",
                "indexbench query over each index's table. (a) Data files read per key "

@@ -33,6 +33,15 @@ def abort_instant(table, instant: str) -> list[str]:
     return deleted
 
 
+# Folders under .hoodie whose files belong to an instant: the metadata table's files
+# (named like base files), and the bucket indexes' versioned metadata under
+# ``.bucket_index``, named ``<instant>.<suffix>`` — RFC-89's
+# ``partition_bucket_index_meta/configs/<instant>.hashing_config`` and RFC-42's
+# ``consistent_hashing_metadata/<partition>/<instant>.hashing_meta`` — which a
+# rolled-back instant must not leave behind.
+INSTANT_METADATA_DIRS = (".hoodie/metadata/", ".hoodie/.bucket_index/")
+
+
 def delete_instant_files(table, instants: list[str], own_metafiles: bool = False
                          ) -> tuple[list[str], set[str]]:
     """Delete the base and RLI files of ``instants`` and temporary partition metafiles
@@ -46,10 +55,18 @@ def delete_instant_files(table, instants: list[str], own_metafiles: bool = False
     folders: set[str] = set()
     for info in tfs.list_files(table.fs, table.root, recursive=True):
         rel = info.path[len(table.root):].lstrip("/")
-        if rel.startswith(HOODIE + "/") and not rel.startswith(f"{HOODIE}/metadata/"):
-            continue  # the timeline: delete_timeline_files
         name = info.base_name
-        ours = name.endswith(suffixes)
+        if rel.startswith(HOODIE + "/") and not rel.startswith(INSTANT_METADATA_DIRS):
+            continue  # the timeline: delete_timeline_files
+        if rel.startswith(INSTANT_METADATA_DIRS[1:]):  # <instant>.hashing_config / _meta
+            if name[:17] in instants and name[17:18] == ".":
+                table.fs.delete_file(info.path)
+                deleted.append(rel)
+                folders.add(info.path.rsplit("/", 1)[0])
+            continue
+        # a file named after another (pending) instant whose write token starts with one
+        # of these: a dual write into a resize's child file group (consistent-hashing)
+        ours = name.endswith(suffixes) or any(f"_{i}-" in name for i in instants)
         if partition_meta.is_partition_metafile(name):
             ours = name != partition_meta.FILE_NAME or (
                 own_metafiles and _metafile_instant(table, info) in instants)

@@ -18,7 +18,8 @@ MEASURED_ONLY = ("bytes_read", "bytes_written", "merge_bytes_read", "generate_s"
                  "validate_s", "precombine_s", "tag_s", "write_s",
                  "commit_s", "total_s", "shuffle_bytes", "shuffle_read_bytes",
                  "index_disk_bytes", "rli_bytes_read", "rli_bytes_written", "bootstrap_s",
-                 "bytes_read_needed", "bytes_read_fp_only", "avg_record_size")
+                 "bytes_read_needed", "bytes_read_fp_only", "avg_record_size",
+                 "dual_written_bytes", "dual_merge_bytes_read", "resize_execute_s")
 
 
 @dataclass(frozen=True)
@@ -118,8 +119,15 @@ def upsert_row(*, batch_no: int, instant: str, input_records: int, records: int,
         "merge_files_read": writes.merge_files_read,
         "merge_bytes_read": writes.merge_bytes_read,
         "keys_hashed": counts.get("keys_hashed", 0),
+        **{k: counts[k] for k in RESIZE_COUNTERS if k in counts},
     }
     return row
+
+
+# What a consistent-hashing upsert counts besides the contract: ring lookups, and the
+# copies of records of buckets a pending resize is splitting or merging (dual writes).
+RESIZE_COUNTERS = ("ring_lookups", "dual_written_records", "dual_written_files",
+                   "dual_written_bytes", "dual_merge_bytes_read")
 
 
 # Contract (and driver) columns a peer cannot see: it has no record index, no file groups,

@@ -157,6 +157,22 @@ class Snapshot:
         return self.completed[-1] if self.completed else None
 
 
+def visible(path: str, instant: str, completed: set[str]) -> bool:
+    """Whether a base file a completed ``instant`` lists is visible: Hudi shows a file
+    slice only once its base instant (the one in the file name) completed. A commit's
+    own files always are; a consistent-hashing dual write lists files of a pending
+    resize's child file groups, named after the resize's instant, which stay hidden
+    until that replacecommit completes (and lists them itself)."""
+    if path.endswith(f"_{instant}.parquet"):
+        return True
+    from tableformat.basefile import BaseFileName
+
+    try:
+        return BaseFileName.parse(path).instant in completed
+    except ValueError:  # not a base file name this harness writes: nothing to hide
+        return True
+
+
 def stats_by_partition(stats: list[dict]) -> dict[str, list[dict]]:
     """Write stats as commit metadata's ``partitionToWriteStats`` (sorted, stable)."""
     out: dict[str, list[dict]] = {}
@@ -250,16 +266,45 @@ class Table:
         self._last_instant_ms = ms
         return format_instant(ms)
 
-    def start_instant(self, action: str = COMMIT) -> str:
-        """Write ``<instant>.<action>.requested``, then the inflight file, as Hudi does:
-        from here on a crash is rolled back, never seen."""
+    def start_instant(self, action: str = COMMIT, plan: dict | None = None) -> str:
+        """Write ``<instant>.<action>.requested`` (with ``plan``, e.g. a clustering plan,
+        as its body), then the inflight file, as Hudi does: from here on a crash is
+        rolled back, never seen."""
         self._require_lock()
         instant = self.new_instant()
+        body = json.dumps(plan, indent=2).encode() if plan is not None else b""
         tfs.write_bytes_atomic(self.fs, tfs.join(self.meta, f"{instant}.{action}.{REQUESTED}"),
-                               b"")
-        inflight = INFLIGHT if action == COMMIT else f"{action}.{INFLIGHT}"
-        tfs.write_bytes_atomic(self.fs, tfs.join(self.meta, f"{instant}.{inflight}"), b"{}")
+                               body)
+        self.write_inflight(instant, {}, action)
         return instant
+
+    def write_inflight(self, instant: str, body: dict, action: str = COMMIT) -> None:
+        """The inflight file's body: what a long-running action has done so far."""
+        self._require_lock()
+        inflight = INFLIGHT if action == COMMIT else f"{action}.{INFLIGHT}"
+        tfs.write_bytes_atomic(self.fs, tfs.join(self.meta, f"{instant}.{inflight}"),
+                               json.dumps(body).encode())
+
+    def read_pending(self, instant: str, action: str) -> tuple[dict, dict]:
+        """(requested body, inflight body) of a pending instant ({} when empty)."""
+        def body(name: str) -> dict:
+            path = tfs.join(self.meta, name)
+            raw = tfs.read_bytes(self.fs, path) if tfs.exists(self.fs, path) else b""
+            return json.loads(raw) if raw.strip() else {}
+
+        inflight = INFLIGHT if action == COMMIT else f"{action}.{INFLIGHT}"
+        return body(f"{instant}.{action}.{REQUESTED}"), body(f"{instant}.{inflight}")
+
+    def pending_actions(self) -> list[tuple[str, str]]:
+        """(instant, action) of every pending instant, from its requested file."""
+        pending = set(self.pending_instants())
+        out = []
+        for name in self._timeline_files():
+            stem, _, rest = name.partition(".")
+            action, _, state = rest.partition(".")
+            if stem in pending and state == REQUESTED:
+                out.append((stem, action))
+        return sorted(out)
 
     def complete_instant(self, instant: str, metadata: dict, action: str = COMMIT) -> None:
         """Publish an instant atomically: the rename of its commit file is the commit.
@@ -304,6 +349,8 @@ class Table:
         completed, physical, schema = [], 0, None
         extra: dict[str, dict] = {}
         commits: list[CommitTotals] = []
+        done = {i for i, _ in self.completed_instants()}
+        replaced: set[tuple[str, str]] = set()
         for instant, action in self.completed_instants():
             meta = self.read_commit(instant, action)
             completed.append(instant)
@@ -315,9 +362,13 @@ class Table:
             for partition, ids in meta.get("partitionToReplaceFileIds", {}).items():
                 for fid in ids:
                     slices.pop((partition, fid), None)
+                    replaced.add((partition, fid))
             for partition, stats in meta.get("partitionToWriteStats", {}).items():
                 for s in stats:
-                    physical += 1
+                    if s["path"].endswith(f"_{instant}.parquet"):
+                        physical += 1  # its own file (a dual write's counts with its base)
+                    if not visible(s["path"], instant, done):
+                        continue  # a file group's base instant is pending (dual writes)
                     slices[(partition, s["fileId"])] = FileSlice(
                         partition=partition, file_id=s["fileId"], path=s["path"], instant=instant,
                         num_records=int(s["numWrites"]), size_bytes=int(s["totalWriteBytes"]),
@@ -325,6 +376,11 @@ class Table:
                     )
             schema = spark_schema(meta.get("extraMetadata", {})) or schema
             extra[instant] = meta.get("extraMetadata", {})
+        # A replaced file group stays replaced (Hudi's isFileGroupReplaced), even when a
+        # commit that started before its replacecommit completed wrote it later on the
+        # timeline: a consistent-hashing resize's dual writes carry those records over.
+        for key in replaced:
+            slices.pop(key, None)
         return Snapshot(slices, completed, physical, schema, extra, commits)
 
     # ---- writer lock and rollback ----------------------------------------

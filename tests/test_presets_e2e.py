@@ -29,6 +29,9 @@ PARAMS = {
     "simple-bucket": {"hoodie.bucket.index.num.buckets": "4"},
     "multiple-rehash": {"hoodie.bucket.index.num.buckets": "2",
                         "indexbench.rescale.max.bucket.records": "120"},
+    # a count per partition by rule (first match), the default for late arrivals
+    "partition-bucket": {"hoodie.bucket.index.num.buckets": "2",
+                         "hoodie.bucket.index.partition.expressions": "01-01$,5;2026-01-0[2-4],3"},
     "dynamic-rli": {"hoodie.bucket.index.dynamic.max.records": "60",
                     "hoodie.bucket.index.dynamic.num.assigners": "2"},
 }

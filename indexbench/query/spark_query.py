@@ -38,7 +38,7 @@ BUCKET_AWARE, DEFAULT = "bucket-aware", "default"
 # what lookup_partition and the index cores count, summed over the tasks
 LOOKUP_COUNTERS = ("keys_found", "files_read", "bytes_read", "footers_read",
                    "index_files_read", "candidate_files", "bloom_checks", "bloom_positives",
-                   "false_positives", "fp_file_reads")
+                   "false_positives", "fp_file_reads", "ring_lookups")
 
 
 @dataclass

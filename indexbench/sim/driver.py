@@ -225,7 +225,12 @@ def simulate(index: str = "bloom", workload: str | workloads.Workload = "uniform
             m.write_metrics(out, rows + mine)
         if progress:
             progress(row)
+    for extra in adapter.finish_table_services():  # what the services left pending
+        service = as_modelled({**base, **extra, "batch": w.batches})
+        service.update(cost.model_seconds(service, profile, cores=parallelism))
+        mine.append(service)
     if write:
+        m.write_metrics(out, rows + mine)
         m.write_run_json(out, {"run_id": run_id, "command": "sim", "mode": "sim",
                                "storage": profile.name, "parallelism": parallelism,
                                "exact_bloom_keys": exact_bloom_keys, "workload": vars(w),

@@ -38,12 +38,13 @@ from indexes.multiple_rehash.core import (
     rescale_metadata,
     split_rows,
 )
+from indexes.simple_bucket import SimpleBucketIndex
 from indexes.simple_bucket.core import new_bucket_file_id
 from tableformat import basefile as bf
 from tableformat.faults import CRASH_ENV, crash_if, fail_task_if_asked
 from tableformat.fs import IOStats
 from tableformat.rows import WriteTotals, rescale_row
-from tableformat.table import REPLACE, WRITE_STATS_SCHEMA, Table, stats_by_partition
+from tableformat.table import REPLACE, WRITE_STATS_SCHEMA, Snapshot, Table, stats_by_partition
 
 RESCALE_STATS_SCHEMA = WRITE_STATS_SCHEMA + ", replacedFileId string"
 TASK_SCHEMA = "partition string, path string, fileId string, bucket int, fromBuckets int, " \
@@ -157,7 +158,7 @@ def build_rehash_job(spark: SparkSession, table: Table, index: MultipleRehashInd
     return files.mapInPandas(split, RESCALE_STATS_SCHEMA)
 
 
-def build_overwrite_job(spark: SparkSession, table: Table, index: MultipleRehashIndex,
+def build_overwrite_job(spark: SparkSession, table: Table, index: SimpleBucketIndex,
                         plan: RescalePlan, instant: str, counters,
                         schema_json: str) -> DataFrame:
     """Read every file of the partitions, repartition rows by new bucket, rewrite each.
@@ -218,16 +219,38 @@ def rescale(spark: SparkSession, table: Table, index: MultipleRehashIndex, mode:
     t_start = time.perf_counter()
     before = table.snapshot()
     plan = plan_rescale(before, index, mode, factor, partitions, num_buckets)
+    return execute_rescale(spark, table, index, plan, before, batch_no=batch_no,
+                           t_start=t_start)
+
+
+def execute_rescale(spark: SparkSession, table: Table, index: SimpleBucketIndex,
+                    plan: RescalePlan, before: Snapshot, *, batch_no: int | None = None,
+                    extra_metadata: Callable[[str], dict[str, str]] | None = None,
+                    t_start: float | None = None) -> dict[str, Any]:
+    """Run a prepared plan as one replacecommit (the job, the commit, the metrics row).
+
+    Shared by multiple-rehash and partition-bucket (whose plans overwrite the partitions
+    a new rule changes). ``extra_metadata(instant)`` runs after the job and before the
+    replacecommit completes: it may write what must exist once the instant completes
+    (partition-bucket's ``<instant>.hashing_config``) and returns extraMetadata to add.
+    A plan with no file group to replace commits a replacecommit that replaces nothing.
+    The caller holds the writer lock.
+    """
+    t_start = time.perf_counter() if t_start is None else t_start
+    mode = plan.mode
     instant = table.start_instant(REPLACE)
     counters = new_counters(spark)
     t0 = time.perf_counter()
     with ShuffleMeter(spark, f"indexbench-rescale-{instant}") as meter:
-        if mode == "rehash":
-            job = build_rehash_job(spark, table, index, plan, instant, counters)
+        if not plan.slices:
+            stats: list[dict] = []
         else:
-            job = build_overwrite_job(spark, table, index, plan, instant, counters,
-                                      before.schema)
-        stats = [r.asDict() for r in job.collect()]  # ok: one write stat per new file
+            if mode == "rehash":
+                job = build_rehash_job(spark, table, index, plan, instant, counters)
+            else:
+                job = build_overwrite_job(spark, table, index, plan, instant, counters,
+                                          before.schema)
+            stats = [r.asDict() for r in job.collect()]  # ok: one write stat per new file
     write_s = time.perf_counter() - t0
     crash_if("rescale_after_write")
 
@@ -235,11 +258,14 @@ def rescale(spark: SparkSession, table: Table, index: MultipleRehashIndex, mode:
     replaced: dict[str, list[str]] = {}
     for s in plan.slices:
         replaced.setdefault(s.partition, []).append(s.file_id)
+    extra = rescale_metadata(plan, before.schema)
+    if extra_metadata is not None:
+        extra.update(extra_metadata(instant))
     metadata = {
         "operationType": "CLUSTER" if mode == "rehash" else "INSERT_OVERWRITE",
         "partitionToWriteStats": stats_by_partition(stats),
         "partitionToReplaceFileIds": {p: sorted(ids) for p, ids in sorted(replaced.items())},
-        "extraMetadata": rescale_metadata(plan, before.schema),
+        "extraMetadata": extra,
     }
     crash_if("rescale_before_commit")
     table.complete_instant(instant, metadata, REPLACE)

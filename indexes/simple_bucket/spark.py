@@ -5,9 +5,8 @@ from __future__ import annotations
 import numpy as np
 from pyspark.sql import types as T
 
-from indexes.base import BUCKET_COL, FILE_ID_COL, SparkAdapter, TagContext
+from indexes.base import BUCKET_COL, FILE_ID_COL, SparkAdapter, TagContext, batch_hash_fields
 from indexes.simple_bucket.core import existing_bucket_files, file_id_table, route
-from tableformat.errors import IndexBenchError
 
 
 class SimpleBucketSpark(SparkAdapter):
@@ -15,10 +14,7 @@ class SimpleBucketSpark(SparkAdapter):
 
     def tag_location(self, batch, ctx: TagContext):
         cfg = ctx.table.config
-        fields = self.index.hash_fields(cfg.record_key_field)
-        missing = [f for f in fields if f not in batch.columns]
-        if missing:
-            raise IndexBenchError(f"index-key field(s) {missing} are not columns of the batch")
+        fields = batch_hash_fields(self.index, batch.columns, cfg.record_key_field)
         existing = existing_bucket_files(ctx.snapshot.in_partitions(ctx.partitions))
         counts = self.index.bucket_counts(ctx.snapshot, ctx.partitions)
         part_field, instant, acc = cfg.partition_field, ctx.instant, ctx.counters

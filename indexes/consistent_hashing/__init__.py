@@ -1,0 +1,160 @@
+"""consistent-hashing: Hudi's consistent hashing bucket index (RFC-42).
+
+``hoodie.index.type=BUCKET`` with ``hoodie.index.bucket.engine=CONSISTENT_HASHING``:
+each partition has a hash ring (:mod:`indexes.consistent_hashing.ring`) that starts with
+``hoodie.bucket.index.num.buckets`` nodes; a key's file group is its ring node's, found
+by hashing (XXH32, :mod:`indexes.xxhash32`) — no data file is read to tag. Buckets are
+resized by clustering: a file group larger than ``split.threshold × max file size`` is
+split in two, neighbours below ``merge.threshold × max file size`` are merged
+(:mod:`indexes.consistent_hashing.plan`); the resize is a replacecommit, and while it is
+pending, records of a bucket being resized are written both to the old file group and
+to the child that will replace it (dual write). The Spark adapter is
+:mod:`indexes.consistent_hashing.spark`, the simulator's :mod:`indexes.consistent_hashing.sim`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from indexes.base import Param, RecordIndex, bucket_fill
+from indexes.consistent_hashing.ring import Ring, committed_rings, locate
+from indexes.lookup import Candidates
+from indexes.xxhash32 import consistent_hash
+from tableformat import sizing
+from tableformat.errors import IndexBenchError
+
+ENGINE = "CONSISTENT_HASHING"
+
+
+class ConsistentHashingIndex(RecordIndex):
+    """Per-partition hash rings whose buckets split and merge by clustering."""
+
+    name = "consistent-hashing"
+    index_type = "BUCKET"
+    assigns_inserts = True
+    SPARK_ADAPTER = "indexes.consistent_hashing.spark:ConsistentHashingSpark"
+    SIM_ADAPTER = "indexes.consistent_hashing.sim:ConsistentHashingSim"
+    PARAMS = (
+        Param("engine", "hoodie.index.bucket.engine", str, ENGINE,
+              "bucket index engine (this index is the CONSISTENT_HASHING one)",
+              choices=(ENGINE,)),
+        Param("num_buckets", "hoodie.bucket.index.num.buckets", int, 16,
+              "initial ring nodes per partition (Hudi's default is 256; 16 as simple-bucket)"),
+        Param("hash_field", "hoodie.bucket.index.hash.field", str, "",
+              "comma-separated index-key fields (default: the record key)"),
+        Param("max_num_buckets", "hoodie.bucket.index.max.num.buckets", int, 4096,
+              "no split beyond this many nodes per partition"),
+        Param("min_num_buckets", "hoodie.bucket.index.min.num.buckets", int, 0,
+              "no merge below this many nodes per partition (0 = the initial count)"),
+        Param("split_threshold", "hoodie.bucket.index.split.threshold", float, 2.0,
+              "split a file group larger than this × hoodie.parquet.max.file.size"),
+        Param("merge_threshold", "hoodie.bucket.index.merge.threshold", float, 0.2,
+              "merge neighbours smaller than this × hoodie.parquet.max.file.size"),
+        Param("max_file_size", "hoodie.parquet.max.file.size", int, sizing.MAX_FILE_SIZE,
+              "the file size the split and merge thresholds are fractions of"),
+        Param("resize_enabled", "indexbench.resize.enabled", bool, True,
+              "plan a resize after every commit (Hudi: consistent-bucket clustering)"),
+        Param("pending_commits", "indexbench.resize.pending.commits", int, 1,
+              "commits a resize stays pending (records of resized buckets dual-written) "
+              "before its replacecommit completes; 0 = inline clustering"),
+    )
+
+    def validate(self) -> None:
+        p = self.params
+        if p["num_buckets"] < 1:
+            raise IndexBenchError("hoodie.bucket.index.num.buckets must be >= 1")
+        if p["max_num_buckets"] < p["num_buckets"]:
+            raise IndexBenchError("hoodie.bucket.index.max.num.buckets must be >= "
+                                  "hoodie.bucket.index.num.buckets")
+        if p["min_num_buckets"] < 0 or p["min_num_buckets"] > p["num_buckets"]:
+            raise IndexBenchError("hoodie.bucket.index.min.num.buckets must be between 0 "
+                                  "and hoodie.bucket.index.num.buckets")
+        if not 0 < p["merge_threshold"] < p["split_threshold"]:
+            raise IndexBenchError("hoodie.bucket.index.merge.threshold must be > 0 and below "
+                                  "hoodie.bucket.index.split.threshold")
+        if p["max_file_size"] < 1:
+            raise IndexBenchError("hoodie.parquet.max.file.size must be >= 1")
+        if p["pending_commits"] < 0:
+            raise IndexBenchError("indexbench.resize.pending.commits must be >= 0")
+
+    # ---- configuration ------------------------------------------------------
+    def hash_fields(self, record_key_field: str) -> list[str]:
+        fields = [f.strip() for f in self.params["hash_field"].split(",") if f.strip()]
+        return fields or [record_key_field]
+
+    @property
+    def min_buckets(self) -> int:
+        return self.params["min_num_buckets"] or self.params["num_buckets"]
+
+    @property
+    def split_size(self) -> int:
+        return int(self.params["max_file_size"] * self.params["split_threshold"])
+
+    @property
+    def merge_size(self) -> int:
+        return int(self.params["max_file_size"] * self.params["merge_threshold"])
+
+    def rings(self, snapshot, partitions) -> dict[str, Ring]:
+        """Each partition's committed ring (default ring until a resize changed it)."""
+        return committed_rings(snapshot, partitions, self.params["num_buckets"])
+
+    # ---- figures and invariants ----------------------------------------------
+    def table_metrics(self, snapshot) -> dict[str, float]:
+        counts = [s.num_records for s in snapshot.slices.values()]
+        rings = self.rings(snapshot, snapshot.partitions())
+        return {**bucket_fill(np.array(counts)), "index_mem_bytes": 0, "index_disk_bytes": 0,
+                "bucket_count_total": int(sum(r.num_buckets for r in rings.values()))}
+
+    def node_of_rows(self, data, ring: Ring, record_key_field: str) -> np.ndarray:
+        """Ring node index of every row of ``data`` (a table with the hash fields)."""
+        cols = [data[f] for f in self.hash_fields(record_key_field)]
+        return ring.locate(consistent_hash(cols))
+
+    def misplaced(self, data, partition: str, file_id: str, config, snapshot) -> str | None:
+        """Rows of a base file whose key the committed ring sends to another file group."""
+        ring = self.rings(snapshot, [partition])[partition]
+        node = ring.node_of_file(file_id)
+        if node is None:
+            return f"file group {file_id} of {partition!r} is no node of its ring"
+        wrong = int((self.node_of_rows(data, ring, config.record_key_field) != node).sum())
+        return f"{wrong} records of file group {file_id} belong to other ring nodes" \
+            if wrong else None
+
+    def ring_problems(self, snapshot) -> list[str]:
+        """Rings well formed; one file group per node, each a node of its ring."""
+        problems = []
+        rings = self.rings(snapshot, snapshot.partitions())
+        for p, ring in rings.items():
+            problems += ring.problems()
+            nodes = set(ring.file_ids)
+            stray = [s.file_id for s in snapshot.in_partitions([p]) if s.file_id not in nodes]
+            problems += [f"file group {f} of {p!r} is no node of its ring" for f in stray]
+        return problems
+
+    # ---- read side -------------------------------------------------------------
+    def query_key_fields(self, record_key_field: str) -> list[str]:
+        return self.hash_fields(record_key_field)
+
+    def read_view_extra(self, snapshot) -> dict:
+        rings = self.rings(snapshot, snapshot.partitions())
+        return {"rings": {p: (tuple(r.values.tolist()), tuple(r.file_ids))
+                          for p, r in rings.items()}}
+
+    def lookup_candidates(self, table, view, partition, keys, stats, counts):
+        """Hash → ring node → its file group (if it has one): no file is read to locate."""
+        files = dict(view.files.get(partition, ()))
+        if not files:
+            return Candidates.none()
+        values, fids = view.rings[partition]
+        h = consistent_hash([keys.column(f) for f in self.hash_fields(view.record_key_field)])
+        node_fids = np.asarray(fids, dtype=object)
+        has_file = np.isin(node_fids, np.asarray(list(files), dtype=object))
+        idx = locate(values, h)
+        per_key = node_fids[idx]
+        located = np.flatnonzero(has_file[idx])
+        counts["ring_lookups"] += len(h)
+        counts["candidate_files"] += len(set(per_key[located].tolist()))
+        return Candidates.from_rows(located, per_key[located])
+
+
+__all__ = ["ConsistentHashingIndex"]

@@ -1,0 +1,384 @@
+"""consistent-hashing on Spark: ring tagging, dual writes, and resize by clustering.
+
+Tagging hashes every record in ``mapInArrow`` and looks its partition's committed ring
+up (no data file is read). A resize (the after-commit table service) is Hudi's
+consistent-bucket clustering, in three steps on the timeline:
+
+1. **schedule + execute**: ``<T>.replacecommit.requested`` holds the plan (groups to
+   split or merge and their child nodes); one Spark task per group reads the group's
+   base files and writes the children's base files, named after ``T``; the tasks' write
+   stats go into ``<T>.replacecommit.inflight`` and the new rings into Hudi's
+   ``.hashing_meta`` files. Nothing of it is visible: ``T`` has not completed.
+2. **pending** (``indexbench.resize.pending.commits`` commits): every upsert routes by
+   the committed ring and also writes each record of a resized bucket to the child the
+   new ring gives it (**dual write**): a copy-on-write merge into the child's latest
+   base file, named after ``T`` (so still hidden), listed in the upsert's write stats.
+3. **complete**: the replacecommit lists each child's latest base file, replaces the
+   old file groups and records the new rings (``RINGS_KEY``) — one atomic rename.
+
+A writer that dies in between leaves ``T`` pending; the next writer rolls it back (its
+base files, dual writes and ``.hashing_meta`` files go), and the old snapshot stays as
+it was throughout.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+from pyspark.sql import types as T
+from pyspark.sql.pandas.types import to_arrow_schema
+
+from indexes.base import (
+    BUCKET_COL,
+    FILE_ID_COL,
+    SparkAdapter,
+    TagContext,
+    batch_hash_fields,
+)
+from indexes.consistent_hashing import ConsistentHashingIndex
+from indexes.consistent_hashing.plan import ResizePlan, is_resize_plan, plan_resize, with_rings
+from indexes.consistent_hashing.ring import RINGS_KEY, Ring, rings_metadata
+from indexes.consistent_hashing.storage import stored_ring, write_ring
+from indexes.counters import ShuffleMeter, new_counters
+from indexes.multiple_rehash.core import partition_bucket_fill
+from indexes.xxhash32 import consistent_hash
+from tableformat import basefile as bf
+from tableformat.commit_metadata import REPLACE, SPARK_SCHEMA_KEY
+from tableformat.errors import IndexBenchError
+from tableformat.faults import crash_if, fail_task_if_asked
+from tableformat.fs import IOStats
+from tableformat.rows import WriteTotals, rescale_row
+from tableformat.table import WRITE_STATS_SCHEMA, Table, stats_by_partition
+
+RESIZE_KEY = "indexbench.consistent.hashing.resize"  # extraMetadata: {splits, merges, …}
+
+
+# ---------------------------------------------------------------- the pending resize
+class PendingResize:
+    """A scheduled, executed, not yet completed resize read back from the timeline."""
+
+    def __init__(self, table: Table, instant: str, plan: ResizePlan, inflight: dict):
+        self.table, self.instant, self.plan, self.inflight = table, instant, plan, inflight
+
+    @classmethod
+    def find(cls, table: Table) -> PendingResize | None:
+        for instant, action in reversed(table.pending_actions()):
+            if action != REPLACE:
+                continue
+            requested, inflight = table.read_pending(instant, REPLACE)
+            if is_resize_plan(requested) and "partitionToWriteStats" in inflight:
+                return cls(table, instant, ResizePlan.from_json(instant, requested), inflight)
+        return None
+
+    def child_ids(self) -> dict[str, set[str]]:
+        """Per partition, the file groups the new rings add (the children)."""
+        return {p: set(r.file_ids) - set(self.plan.rings_before[p].file_ids)
+                for p, r in self.plan.rings_after.items()}
+
+    def _later_stats(self, snapshot) -> Iterator[dict]:
+        """Write stats of the commits completed since the resize was planned, in order."""
+        done = set(snapshot.completed)
+        for instant, action in self.table.completed_instants():
+            if instant > self.instant and instant in done:
+                meta = self.table.read_commit(instant, action)
+                for stats in meta.get("partitionToWriteStats", {}).values():
+                    yield from stats
+
+    def _children(self) -> set[tuple[str, str]]:
+        return {(p, f) for p, ids in self.child_ids().items() for f in ids}
+
+    def latest_children(self, snapshot) -> dict[tuple[str, str], dict]:
+        """Each child's latest base file: the execution's, then the dual writes of the
+        commits completed since (in timeline order)."""
+        latest = {(s["partitionPath"], s["fileId"]): s
+                  for stats in self.inflight["partitionToWriteStats"].values() for s in stats}
+        children = self._children()
+        for s in self._later_stats(snapshot):
+            key = (s["partitionPath"], s["fileId"])
+            if key in children and s["path"].endswith(f"_{self.instant}.parquet"):
+                latest[key] = s
+        return latest
+
+    def dual_writes(self, snapshot) -> list[dict]:
+        """The write stats of every dual write of completed commits since it was planned."""
+        children = self._children()
+        return [s for s in self._later_stats(snapshot)
+                if (s["partitionPath"], s["fileId"]) in children]
+
+
+# ---------------------------------------------------------------- execution (tasks)
+def write_child(table: Table, partition: str, node_value: int, file_id: str,
+                records: pa.Table, instant: str, write_token: str) -> dict:
+    """One child file group's base file from records sorted by key; its write stat.
+
+    Records keep their commit time and sequence number (clustering preserves commit
+    metadata); only ``_hoodie_file_name`` changes."""
+    name = bf.BaseFileName(file_id, write_token, instant).name
+    rel = f"{partition}/{name}" if partition else name
+    col = records.schema.get_field_index(bf.FILE_NAME)
+    records = records.set_column(col, bf.FILE_NAME, pa.repeat(pa.scalar(name), records.num_rows))
+    keys = records.column(bf.RECORD_KEY).combine_chunks()
+    mm = pc.min_max(keys)
+    lo, hi = mm["min"].as_py(), mm["max"].as_py()
+    table.fs.create_dir(table.abs_path(partition), recursive=True)
+    size = bf.write_base_file(table.fs, table.abs_path(rel), records,
+                              {bf.MIN_KEY_FOOTER: lo, bf.MAX_KEY_FOOTER: hi})
+    return {
+        "partitionPath": partition, "fileId": file_id, "path": rel, "prevCommit": "null",
+        "numWrites": records.num_rows, "numInserts": 0, "numUpdateWrites": 0, "numDeletes": 0,
+        "totalWriteBytes": size, "indexBytes": 0, "mergeFilesRead": 0, "mergeBytesRead": 0,
+        "minRecordKey": lo, "maxRecordKey": hi, "bucketId": int(node_value),
+    }
+
+
+def execute_group(table: Table, partition: str, paths: list[str], ring: Ring,
+                  children: set[str], hash_fields: list[str], instant: str,
+                  write_token: str, io: IOStats) -> list[dict]:
+    """Read a group's base files once, send each record to its node in the new ring
+    (always one of the group's children), write the non-empty children."""
+    data = pa.concat_tables([bf.read_base_file(table.fs, table.abs_path(p), io)
+                             for p in paths])
+    data = data.take(pc.sort_indices(data.column(bf.RECORD_KEY)))
+    nodes = ring.locate(consistent_hash([data.column(f) for f in hash_fields]))
+    stats = []
+    for i in np.unique(nodes).tolist():
+        node = ring.nodes[i]
+        if node.file_id not in children:
+            raise IndexBenchError(f"{paths}: records of this group map to {node.file_id}, "
+                                  "no child of the group; run indexbench verify")
+        stats.append(write_child(table, partition, node.value, node.file_id,
+                                 data.filter(pa.array(nodes == i)), instant, write_token))
+    return stats
+
+
+def run_execution(spark, table: Table, index: ConsistentHashingIndex, plan: ResizePlan,
+                  snapshot) -> tuple[list[dict], dict[str, float]]:
+    """One Spark task per clustering group writes its children (a narrow plan: no
+    Exchange carries table rows). Returns write stats and what was read."""
+    from indexes.multiple_rehash.spark import _write_token
+
+    paths = {(s.partition, s.file_id): s.path for s in snapshot.slices.values()}
+    rows = [(i, g.partition) for i, g in enumerate(plan.groups)]
+    groups = [(g.partition, [paths[(g.partition, f)] for f in g.file_ids],
+               {c.file_id for c in g.children if c.file_id_prefix}) for g in plan.groups]
+    rings = plan.rings_after
+    uri, instant = table.uri, plan.instant
+    fields = index.hash_fields(table.config.record_key_field)
+    counters = new_counters(spark)
+    stats_schema = T._parse_datatype_string(WRITE_STATS_SCHEMA)
+    stats_arrow = to_arrow_schema(stats_schema)
+    frame = spark.createDataFrame(spark.sparkContext.parallelize(rows, max(1, len(rows))),
+                                  "group int, partition string")
+
+    def execute(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        from pyspark import TaskContext
+
+        t = Table(uri)
+        fail_task_if_asked(TaskContext.get())
+        for rb in batches:
+            for g in rb.column(0).to_pylist():
+                part, files, children = groups[g]
+                io = IOStats()
+                stats = execute_group(t, part, files, rings[part], children, fields, instant,
+                                      _write_token(), io)
+                counters.add({"files_read": io.files_read, "bytes_read": io.bytes_read})
+                if stats:
+                    yield pa.RecordBatch.from_pylist(stats, schema=stats_arrow)
+
+    with ShuffleMeter(spark, f"indexbench-resize-{instant}") as meter:
+        stats = [r.asDict() for r in frame.mapInArrow(execute, stats_schema)
+                 .collect()]  # ok: one write stat per child file
+    counts = dict(counters.value)
+    return stats, {"files_read": counts.get("files_read", 0),
+                   "bytes_read": counts.get("bytes_read", 0),
+                   "shuffle_bytes": meter.write_bytes, "spark_jobs": len(meter.jobs)}
+
+
+# ---------------------------------------------------------------- the adapter
+class ConsistentHashingSpark(SparkAdapter):
+    """Tag by ring in the tasks; resize by clustering after commits."""
+
+    index: ConsistentHashingIndex
+
+    def tag_location(self, batch, ctx: TagContext):
+        cfg = ctx.table.config
+        fields = batch_hash_fields(self.index, batch.columns, cfg.record_key_field)
+        rings = self.index.rings(ctx.snapshot, ctx.partitions)
+        committed = {p: (r.values, np.asarray(r.file_ids, dtype=object))
+                     for p, r in rings.items()}
+        dual: dict[str, tuple[set[str], np.ndarray, np.ndarray]] = {}
+        pending = PendingResize.find(ctx.table)
+        if pending is not None:
+            latest = pending.latest_children(ctx.snapshot)
+            for p, new in pending.plan.rings_after.items():
+                if p not in committed:
+                    continue
+                inputs = pending.plan.input_file_ids().get(p, set())
+                dual[p] = (inputs, new.values, np.asarray(new.file_ids, dtype=object))
+                for fid in pending.child_ids()[p]:
+                    stat = latest.get((p, fid))
+                    ctx.pending_groups[(p, fid)] = (stat["path"] if stat else None,
+                                                    pending.instant)
+        part_field, acc = cfg.partition_field, ctx.counters
+        schema = T.StructType(batch.schema.fields + [
+            T.StructField(FILE_ID_COL, T.StringType(), False),
+            T.StructField(BUCKET_COL, T.IntegerType(), False),
+        ])
+
+        def tag(batches):
+            from indexes.consistent_hashing.ring import locate
+
+            for rb in batches:
+                enc = pc.dictionary_encode(rb.column(part_field))
+                codes = enc.indices.to_numpy(zero_copy_only=False)
+                h = consistent_hash([rb.column(f) for f in fields])
+                fids = np.empty(rb.num_rows, dtype=object)
+                values = np.empty(rb.num_rows, dtype=np.int64)
+                extra_rows, extra_fids, extra_values = [], [], []
+                order = np.argsort(codes, kind="stable")  # rows grouped by partition
+                cuts = np.searchsorted(codes[order], np.arange(len(enc.dictionary) + 1))
+                for c, p in enumerate(enc.dictionary.to_pylist()):
+                    rows = order[cuts[c]:cuts[c + 1]]
+                    vals, ids = committed[p]
+                    idx = locate(vals, h[rows])
+                    fids[rows], values[rows] = ids[idx], vals[idx]
+                    if p in dual:
+                        inputs, new_vals, new_ids = dual[p]
+                        moving = rows[np.isin(ids[idx], list(inputs))]
+                        if len(moving):
+                            cidx = locate(new_vals, h[moving])
+                            extra_rows.append(moving)
+                            extra_fids.append(new_ids[cidx])
+                            extra_values.append(new_vals[cidx])
+                n_dual = int(sum(len(r) for r in extra_rows))
+                acc.add({"ring_lookups": rb.num_rows + n_dual, "keys_hashed": rb.num_rows})
+                take = np.concatenate([np.arange(rb.num_rows), *extra_rows]).astype(np.int64)
+                out = rb.take(pa.array(take)) if n_dual else rb
+                all_fids = np.concatenate([fids, *extra_fids]) if n_dual else fids
+                all_vals = np.concatenate([values, *extra_values]) if n_dual else values
+                yield pa.RecordBatch.from_arrays(
+                    [*out.columns, pa.array(all_fids, pa.string()),
+                     pa.array(all_vals.astype(np.int32))],
+                    schema=rb.schema.append(pa.field(FILE_ID_COL, pa.string(), False))
+                    .append(pa.field(BUCKET_COL, pa.int32(), False)))
+
+        return batch.mapInArrow(tag, schema)
+
+    # ---- table service: resize -------------------------------------------------
+    def run_table_services(self, spark, table, batch_no: int | None = None) -> list[dict]:
+        """After a commit: complete a pending resize that has waited its commits, or plan
+        (and execute) a new one; one metrics row per completed resize."""
+        if not self.index.params["resize_enabled"]:
+            return []
+        pending = PendingResize.find(table)
+        if pending is not None:
+            snap = table.snapshot()
+            waited = sum(i > pending.instant for i in snap.completed)
+            if waited >= self.index.params["pending_commits"]:
+                return [self.complete(spark, table, pending, batch_no)]
+            return []
+        pending = self.schedule(spark, table)
+        if pending is not None and self.index.params["pending_commits"] == 0:
+            return [self.complete(spark, table, pending, batch_no)]
+        return []
+
+    def finish_table_services(self, spark, table) -> list[dict]:
+        """End of a run: complete a pending resize now, however few commits it waited."""
+        pending = PendingResize.find(table)
+        return [self.complete(spark, table, pending, None)] if pending is not None else []
+
+    def schedule(self, spark, table) -> PendingResize | None:
+        """Plan a resize of every partition that needs one and execute it (steps 1)."""
+        t0 = time.perf_counter()
+        snap = table.snapshot()
+        index = self.index
+        rings = index.rings(snap, snap.partitions())
+        plan = plan_resize(snap, rings, index.split_size, index.merge_size,
+                           index.params["max_num_buckets"], index.min_buckets)
+        if plan is None:
+            return None
+        plan.instant = table.start_instant(REPLACE, plan.to_json())
+        with_rings(plan)
+        stats, read = run_execution(spark, table, index, plan, snap)
+        crash_if("resize_after_write")
+        for ring in plan.rings_after.values():
+            write_ring(table, ring)
+        inflight = {"partitionToWriteStats": stats_by_partition(stats),
+                    "execute_s": time.perf_counter() - t0, **read}
+        table.write_inflight(plan.instant, inflight, REPLACE)
+        return PendingResize(table, plan.instant, plan, inflight)
+
+    def complete(self, spark, table, pending: PendingResize, batch_no: int | None) -> dict:
+        """Publish the resize: the children's latest files replace the old groups."""
+        t0 = time.perf_counter()
+        before = table.snapshot()
+        plan = pending.plan
+        latest = list(pending.latest_children(before).values())
+        dual = pending.dual_writes(before)
+        replaced: dict[str, list[str]] = {}
+        for g in plan.groups:
+            replaced.setdefault(g.partition, []).extend(g.file_ids)
+        metadata = {
+            "operationType": "CLUSTER",
+            "partitionToWriteStats": stats_by_partition(latest),
+            "partitionToReplaceFileIds": {p: sorted(ids) for p, ids in sorted(replaced.items())},
+            "extraMetadata": {
+                SPARK_SCHEMA_KEY: before.schema,
+                RINGS_KEY: rings_metadata(plan.rings_after.values()),
+                RESIZE_KEY: json.dumps({"splits": plan.splits, "merges": plan.merges}),
+            },
+        }
+        crash_if("resize_before_commit")
+        table.complete_instant(plan.instant, metadata, REPLACE)
+        commit_s = time.perf_counter() - t0
+        after = table.snapshot()
+        parts = sorted(plan.rings_after)
+        info = pending.inflight
+        # the clustering's own writes; the dual writes are counted apart (below)
+        executed = [s for stats in info["partitionToWriteStats"].values() for s in stats]
+        row = rescale_row(
+            mode="resize", batch_no=batch_no, instant=plan.instant, factor=float("nan"),
+            from_buckets=sum(plan.rings_before[p].num_buckets for p in parts),
+            to_buckets=sum(plan.rings_after[p].num_buckets for p in parts),
+            partitions_touched=len(parts), files_read=info.get("files_read", 0),
+            bytes_read=info.get("bytes_read", 0),
+            writes=WriteTotals.from_stats(executed), after=after,
+            timings={"write_s": info.get("execute_s"), "commit_s": commit_s,
+                     "total_s": (info.get("execute_s") or 0) + commit_s},
+            shuffle_bytes=info.get("shuffle_bytes"), shuffle_read_bytes=None,
+            spark_jobs=info.get("spark_jobs"),
+            fill_before=partition_bucket_fill(before, parts),
+            fill_after=partition_bucket_fill(after, parts))
+        row.update(self.index.table_metrics(after))
+        row.update({
+            "splits": plan.splits, "merges": plan.merges,
+            "resize_pending_commits": sum(i > plan.instant for i in before.completed),
+            "resize_execute_s": info.get("execute_s"),
+            "dual_written_records": sum(int(s["numInserts"]) + int(s["numUpdateWrites"])
+                                        + int(s.get("numDeletes") or 0) for s in dual),
+            "dual_written_files": len(dual),
+            "dual_written_bytes": sum(int(s["totalWriteBytes"]) for s in dual),
+            "dual_merge_bytes_read": sum(int(s.get("mergeBytesRead") or 0) for s in dual),
+        })
+        return row
+
+    # ---- verify --------------------------------------------------------------------
+    def verify(self, spark, table, snapshot) -> list[str]:
+        """Rings well formed, one file group per node, and Hudi's ``.hashing_meta``
+        files agreeing with the rings the replacecommits recorded."""
+        problems = self.index.ring_problems(snapshot)
+        done = set(snapshot.completed)
+        for p, ring in self.index.rings(snapshot, snapshot.partitions()).items():
+            stored = stored_ring(table, p, done)
+            if ring.seq_no and (stored is None or stored.to_json() != ring.to_json()):
+                problems.append(f"partition {p!r}: .hashing_meta of instant {ring.instant} "
+                                "is missing or differs from the replacecommit's ring")
+        return problems
+
+
+__all__ = ["ConsistentHashingSpark", "PendingResize", "execute_group", "write_child"]

@@ -1,0 +1,89 @@
+"""partition-bucket: a bucket count per partition from regex rules (Hudi RFC-89).
+
+Hudi's partition-level bucket index (``hoodie.index.type=BUCKET``, engine SIMPLE):
+``hoodie.bucket.index.partition.expressions`` ``regex1,N1;regex2,N2`` gives a partition
+the count of the first rule whose regex matches its path, else
+``hoodie.bucket.index.num.buckets``. Hashing, file naming and the one-file-group-per-
+bucket layout are simple-bucket's. The rules are versioned
+(``.hoodie/.bucket_index/partition_bucket_index_meta/configs/<instant>.hashing_config``,
+Hudi's folder); a new version is made only by the offline rescale
+(``indexbench rescale TABLE --expressions ...``), one replacecommit that overwrites the
+partitions whose count changes. Every commit records the version it routed with and the
+counts of the partitions it wrote, so ``verify`` checks the timeline against the rules.
+Parsing, versions and planning: :mod:`indexes.partition_bucket.core`; Spark:
+:mod:`indexes.partition_bucket.spark`; simulator: :mod:`indexes.partition_bucket.sim`.
+"""
+
+from __future__ import annotations
+
+from indexes.base import Param
+from indexes.partition_bucket.core import (
+    EXPRESSIONS_KEY,
+    HASHING_CONFIG_KEY,
+    HASHING_INSTANT_KEY,
+    RULE_TYPE_KEY,
+    HashingConfig,
+    bucket_count,
+    config_in_force,
+    history_problems,
+    parse_expressions,
+    rule_type,
+)
+from indexes.simple_bucket import SimpleBucketIndex
+
+ENGINE = "SIMPLE"
+
+
+class PartitionBucketIndex(SimpleBucketIndex):
+    """Simple-bucket routing with per-partition counts from versioned regex rules."""
+
+    name = "partition-bucket"
+    index_type = "BUCKET"
+    SPARK_ADAPTER = "indexes.partition_bucket.spark:PartitionBucketSpark"
+    SIM_ADAPTER = "indexes.partition_bucket.sim:PartitionBucketSim"
+    PARAMS = SimpleBucketIndex.PARAMS + (
+        Param("engine", "hoodie.index.bucket.engine", str, ENGINE,
+              "bucket index engine (RFC-89's partition-level counts are the SIMPLE engine's)",
+              choices=(ENGINE,)),
+        Param("partition_expressions", EXPRESSIONS_KEY, str, "",
+              "regex1,N1;regex2,N2: the first regex found in a partition path gives its "
+              "bucket count, else hoodie.bucket.index.num.buckets (empty: simple-bucket)"),
+        Param("partition_rule_type", RULE_TYPE_KEY, str, "regex",
+              "rule parser of the expressions (Hudi has regex only)"),
+    )
+
+    def validate(self) -> None:
+        super().validate()
+        bucket_count(self.params["num_buckets"], "hoodie.bucket.index.num.buckets")
+        self.params["partition_rule_type"] = rule_type(self.params["partition_rule_type"])
+        self.params["partition_expressions"] = self.params["partition_expressions"].strip()
+        parse_expressions(self.params["partition_expressions"])
+
+    def initial_config(self) -> HashingConfig:
+        """Version 0: the table's properties (``00000000000000000.hashing_config``)."""
+        return HashingConfig(self.params["partition_expressions"], self.params["num_buckets"],
+                             self.params["partition_rule_type"])
+
+    def config_in_force(self, snapshot, at: str | None = None) -> HashingConfig:
+        """The rule version of the latest completed rescale, else version 0."""
+        return config_in_force(snapshot, self.initial_config(), at)
+
+    def bucket_counts(self, snapshot, partitions: list[str]) -> dict[str, int]:
+        """Each partition's count under the rule version in force."""
+        return self.config_in_force(snapshot).counts(partitions)
+
+    def table_metrics(self, snapshot) -> dict[str, float]:
+        out = super().table_metrics(snapshot)
+        out["bucket_count_total"] = int(sum(
+            self.bucket_counts(snapshot, snapshot.partitions()).values()))
+        return out
+
+    def bucket_problems(self, snapshot) -> list[str]:
+        """Simple-bucket's invariants under the counts in force, plus the timeline's
+        recorded versions and counts against the rules."""
+        return super().bucket_problems(snapshot) + history_problems(snapshot,
+                                                                    self.initial_config())
+
+
+__all__ = ["HASHING_CONFIG_KEY", "HASHING_INSTANT_KEY", "HashingConfig",
+           "PartitionBucketIndex"]
