@@ -163,7 +163,8 @@ def warm_up(spark: SparkSession, index) -> None:
         yield from batches
 
     parallelism = spark.sparkContext.defaultParallelism
-    spark.range(0, parallelism, 1, parallelism).mapInArrow(task, "id long").collect()
+    warm = spark.range(0, parallelism, 1, parallelism).mapInArrow(task, "id long")
+    warm.collect()  # ok: one row per task
 
 
 # ---------------------------------------------------------------- group-by and join

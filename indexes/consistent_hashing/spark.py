@@ -46,6 +46,7 @@ from indexes.consistent_hashing.ring import RINGS_KEY, Ring, rings_metadata
 from indexes.consistent_hashing.storage import stored_ring, write_ring
 from indexes.counters import ShuffleMeter, new_counters
 from indexes.multiple_rehash.core import partition_bucket_fill
+from indexes.multiple_rehash.spark import _write_token, write_bucket_slice
 from indexes.xxhash32 import consistent_hash
 from tableformat import basefile as bf
 from tableformat.commit_metadata import REPLACE, SPARK_SCHEMA_KEY
@@ -112,28 +113,9 @@ class PendingResize:
 
 
 # ---------------------------------------------------------------- execution (tasks)
-def write_child(table: Table, partition: str, node_value: int, file_id: str,
-                records: pa.Table, instant: str, write_token: str) -> dict:
-    """One child file group's base file from records sorted by key; its write stat.
-
-    Records keep their commit time and sequence number (clustering preserves commit
-    metadata); only ``_hoodie_file_name`` changes."""
-    name = bf.BaseFileName(file_id, write_token, instant).name
-    rel = f"{partition}/{name}" if partition else name
-    col = records.schema.get_field_index(bf.FILE_NAME)
-    records = records.set_column(col, bf.FILE_NAME, pa.repeat(pa.scalar(name), records.num_rows))
-    keys = records.column(bf.RECORD_KEY).combine_chunks()
-    mm = pc.min_max(keys)
-    lo, hi = mm["min"].as_py(), mm["max"].as_py()
-    table.fs.create_dir(table.abs_path(partition), recursive=True)
-    size = bf.write_base_file(table.fs, table.abs_path(rel), records,
-                              {bf.MIN_KEY_FOOTER: lo, bf.MAX_KEY_FOOTER: hi})
-    return {
-        "partitionPath": partition, "fileId": file_id, "path": rel, "prevCommit": "null",
-        "numWrites": records.num_rows, "numInserts": 0, "numUpdateWrites": 0, "numDeletes": 0,
-        "totalWriteBytes": size, "indexBytes": 0, "mergeFilesRead": 0, "mergeBytesRead": 0,
-        "minRecordKey": lo, "maxRecordKey": hi, "bucketId": int(node_value),
-    }
+def no_footer(keys: pa.Array) -> tuple[dict[str, str], int]:
+    """consistent-hashing keeps no index data in base files (the min/max key only)."""
+    return {}, 0
 
 
 def execute_group(table: Table, partition: str, paths: list[str], ring: Ring,
@@ -151,8 +133,9 @@ def execute_group(table: Table, partition: str, paths: list[str], ring: Ring,
         if node.file_id not in children:
             raise IndexBenchError(f"{paths}: records of this group map to {node.file_id}, "
                                   "no child of the group; run indexbench verify")
-        stats.append(write_child(table, partition, node.value, node.file_id,
-                                 data.filter(pa.array(nodes == i)), instant, write_token))
+        stats.append(write_bucket_slice(table, partition, node.value,
+                                        data.filter(pa.array(nodes == i)), instant,
+                                        write_token, no_footer, file_id=node.file_id))
     return stats
 
 
@@ -160,8 +143,6 @@ def run_execution(spark, table: Table, index: ConsistentHashingIndex, plan: Resi
                   snapshot) -> tuple[list[dict], dict[str, float]]:
     """One Spark task per clustering group writes its children (a narrow plan: no
     Exchange carries table rows). Returns write stats and what was read."""
-    from indexes.multiple_rehash.spark import _write_token
-
     paths = {(s.partition, s.file_id): s.path for s in snapshot.slices.values()}
     rows = [(i, g.partition) for i, g in enumerate(plan.groups)]
     groups = [(g.partition, [paths[(g.partition, f)] for f in g.file_ids],
@@ -381,4 +362,4 @@ class ConsistentHashingSpark(SparkAdapter):
         return problems
 
 
-__all__ = ["ConsistentHashingSpark", "PendingResize", "execute_group", "write_child"]
+__all__ = ["ConsistentHashingSpark", "PendingResize", "execute_group"]

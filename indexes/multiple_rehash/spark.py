@@ -62,14 +62,15 @@ def file_schema(snapshot_schema: str) -> pa.Schema:
 def write_bucket_slice(table: Table, partition: str, bucket: int, records: pa.Table,
                        instant: str, write_token: str,
                        footer_fn: Callable[[pa.Array], tuple[dict[str, str], int]],
-                       replaced: str | None = None) -> dict:
+                       replaced: str | None = None, file_id: str | None = None) -> dict:
     """Write one new bucket file group from records sorted by key; returns its write stat.
 
     Records keep their ``_hoodie_commit_time``/``seqno`` (as Hudi's clustering preserves
     commit metadata); only ``_hoodie_file_name`` changes. The file id is a pure function
-    of (instant, partition, bucket), so a retried task names it alike.
+    of (instant, partition, bucket), so a retried task names it alike — or ``file_id``
+    (a consistent-hashing child, whose ``bucket`` is its ring node's value).
     """
-    file_id = new_bucket_file_id(instant, partition, bucket)
+    file_id = file_id or new_bucket_file_id(instant, partition, bucket)
     name = bf.BaseFileName(file_id, write_token, instant).name
     rel = f"{partition}/{name}" if partition else name
     col = records.schema.get_field_index(bf.FILE_NAME)
