@@ -46,7 +46,7 @@ from indexes.consistent_hashing.ring import RINGS_KEY, Ring, rings_metadata
 from indexes.consistent_hashing.storage import stored_ring, write_ring
 from indexes.counters import ShuffleMeter, new_counters
 from indexes.multiple_rehash.core import partition_bucket_fill
-from indexes.multiple_rehash.spark import _write_token, write_bucket_slice
+from indexes.multiple_rehash.spark import task_write_token, write_bucket_slice
 from indexes.xxhash32 import consistent_hash
 from tableformat import basefile as bf
 from tableformat.commit_metadata import REPLACE, SPARK_SCHEMA_KEY
@@ -166,7 +166,7 @@ def run_execution(spark, table: Table, index: ConsistentHashingIndex, plan: Resi
                 part, files, children = groups[g]
                 io = IOStats()
                 stats = execute_group(t, part, files, rings[part], children, fields, instant,
-                                      _write_token(), io)
+                                      task_write_token(), io)
                 counters.add({"files_read": io.files_read, "bytes_read": io.bytes_read})
                 if stats:
                     yield pa.RecordBatch.from_pylist(stats, schema=stats_arrow)

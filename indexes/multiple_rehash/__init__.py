@@ -12,7 +12,7 @@ Spark rescale jobs in :mod:`indexes.multiple_rehash.spark`; the simulator's in
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -27,10 +27,8 @@ from indexes.multiple_rehash.core import (
     partition_bucket_fill,
 )
 from indexes.simple_bucket import SimpleBucketIndex
-from tableformat.errors import IndexBenchError, TableConfigError
+from tableformat.errors import IndexBenchError
 
-if TYPE_CHECKING:
-    from tableformat.table import Table
 
 class MultipleRehashIndex(SimpleBucketIndex):
     """Simple-bucket routing with per-partition bucket counts that rescales can grow."""
@@ -109,22 +107,5 @@ class MultipleRehashIndex(SimpleBucketIndex):
         return out
 
 
-def require_rescalable(table: Table) -> MultipleRehashIndex:
-    """The table's index, or a refusal if it is not a multiple-rehash table."""
-    import indexes
-
-    if not table.exists():
-        raise TableConfigError(f"no table at {table.uri} (.hoodie/hoodie.properties is missing)")
-    cfg = table.config
-    if cfg.index_name != MultipleRehashIndex.name:
-        raise TableConfigError(
-            f"table {table.uri} uses index {cfg.index_name!r}; only {MultipleRehashIndex.name} "
-            "tables can be rescaled (their bucket counts are per partition and versioned)")
-    index = indexes.from_table_config(cfg)
-    assert isinstance(index, MultipleRehashIndex)
-    return index
-
-
-
 __all__ = ["BUCKET_COUNTS_KEY", "MODES", "RESCALE_KEY", "MultipleRehashIndex",
-           "bucket_count_history", "partition_bucket_fill", "require_rescalable"]
+           "bucket_count_history", "partition_bucket_fill"]

@@ -115,7 +115,7 @@ def _hang() -> None:
         time.sleep(0.2)
 
 
-def _write_token() -> str:
+def task_write_token() -> str:
     from pyspark import TaskContext
 
     tc = TaskContext.get()
@@ -151,7 +151,7 @@ def build_rehash_job(spark: SparkSession, table: Table, index: MultipleRehashInd
                 io = IOStats()
                 stats = split_bucket(t, r.partition, r.path, r.fileId, int(r.bucket),
                                      int(r.fromBuckets), int(r.toBuckets), fields, instant,
-                                     _write_token(), footer_fn, io)
+                                     task_write_token(), footer_fn, io)
                 counters.add({"files_read": io.files_read, "bytes_read": io.bytes_read})
                 if stats:
                     yield pd.DataFrame(stats)
@@ -199,7 +199,7 @@ def build_overwrite_job(spark: SparkSession, table: Table, index: SimpleBucketIn
         partition = records.column(bf.PARTITION_PATH)[0].as_py()
         bucket = int(records.column(BUCKET_COL)[0].as_py())
         records = records.drop_columns([BUCKET_COL]).sort_by(bf.RECORD_KEY).cast(fschema)
-        stat = write_bucket_slice(t, partition, bucket, records, instant, _write_token(),
+        stat = write_bucket_slice(t, partition, bucket, records, instant, task_write_token(),
                                   footer_fn)
         return pa.Table.from_pylist([stat], schema=stats_arrow)
 
