@@ -20,11 +20,11 @@ from indexes.bloom_filter import (
     SIMPLE,
     TYPE_CODE_KEY,
     HoodieBloomFilter,
-    _DynamicPolicy,
     hudi_bit_size,
     hudi_num_hashes,
     theoretical_fpp,
 )
+from indexes.bloom_filter.policy import DynamicPolicy
 
 
 def _keys(n: int, prefix: str = "k") -> list[str]:
@@ -124,7 +124,7 @@ class JavaDynamicPolicy:
 )
 def test_policy_equals_java_transcription(nr: int, max_nr: int, batches: list[int]) -> None:
     java = JavaDynamicPolicy(nr, max_nr)
-    ours = _DynamicPolicy(nr=nr, max_nr=max_nr)
+    ours = DynamicPolicy(nr=nr, max_nr=max_nr)
     for b in batches:
         expected = [java.add() for _ in range(b)]
         assert ours.assign(b).tolist() == expected
@@ -133,7 +133,7 @@ def test_policy_equals_java_transcription(nr: int, max_nr: int, batches: list[in
 
 def test_dynamic_growth_with_hudi_defaults() -> None:
     """Defaults: 1 row up to 60000 adds, 2 rows after, never a 3rd (2*60000 >= 100000)."""
-    p = _DynamicPolicy(nr=60000, max_nr=100000)
+    p = DynamicPolicy(nr=60000, max_nr=100000)
     counts = np.zeros(3, dtype=np.int64)
     for step, rows in [(60000, 1), (40000, 2), (100000, 2)]:
         counts += np.bincount(p.assign(step), minlength=3)
