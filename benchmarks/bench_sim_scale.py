@@ -1,11 +1,11 @@
-"""The simulator at scale (DESIGN §1): every index on a table of a billion keys.
+"""The simulator at scale (docs/simulator.md): every index on a table of a billion keys.
 
 ``setup_cache`` runs ``indexbench sim`` once per index in its own process (so each
-index's peak memory is its own, read from the child's rusage), on the README's scale
-workload: ``uniform``, an initial load of 1,000,000,000 keys and 10 batches of
-10,000,000. The tracks are the wall seconds, the peak memory, and the work of the
-last batch (files read, modelled tag seconds) — the RFC-29 figures at a size no real
-run on this machine reaches. Bloom runs at Hudi's own file sizes
+index's peak memory is its own, read from the child's rusage), on the scale workload of
+docs/simulator.md ("At a billion keys"): ``uniform``, an initial load of 1,000,000,000
+keys and 10 batches of 10,000,000. The tracks are the wall seconds, the peak memory, and
+the work of the last batch (files read, modelled tag seconds) — the RFC-29 figures at a
+size no real run on this machine reaches. Bloom runs at Hudi's own file sizes
 (``indexbench.scale=1``). ``INDEXBENCH_ASV_SIM_SIZES=initial,batches,batch_size``
 shrinks it (``.ci/asv-check`` runs it at 200,000 keys).
 """

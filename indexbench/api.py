@@ -1,13 +1,12 @@
 """Importable entry points: everything a CLI command does, for notebooks and asv.
 
 ``run``, ``compare`` and ``sim`` return pandas DataFrames in the metrics contract
-(DESIGN §6). Spark is imported only by the functions that run it, so ``sim``,
+(docs/metrics.md). Spark is imported only by the functions that run it, so ``sim``,
 ``calibrate`` and ``report`` work where pyspark cannot be imported.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from collections.abc import Callable, Sequence
@@ -19,34 +18,13 @@ import pandas as pd
 import indexes
 import peers as peerlib
 import workloads
+from indexbench.batches import BATCH_KEY, WORKLOAD_KEY, committed_batches, workload_fingerprint
+from indexbench.workload_args import load_workload
 from tableformat import metrics as m
-from tableformat.errors import IndexBenchError, TableConfigError
+from tableformat.errors import IndexBenchError
 from tableformat.metrics import summary
 
 Progress = Callable[[dict[str, Any]], None]
-
-WORKLOAD_KEY = "indexbench.workload"
-BATCH_KEY = "indexbench.batch"
-
-
-def load_workload(workload: str | workloads.Workload = "uniform", batches: int | None = None,
-                  batch_size: int | None = None, initial_records: int | None = None,
-                  seed: int | None = None) -> workloads.Workload:
-    """A preset name, a TOML path or a Workload, with the CLI's size overrides applied."""
-    w = workload if isinstance(workload, workloads.Workload) else workloads.load(workload)
-    overrides = {k: v for k, v in {"batches": batches, "batch_size": batch_size,
-                                   "initial_records": initial_records, "seed": seed}.items()
-                 if v is not None}
-    return w.with_overrides(**overrides) if overrides else w
-
-
-def workload_fingerprint(w: workloads.Workload) -> str:
-    """What makes two runs' batches identical (everything but the batch count)."""
-    spec = {k: v for k, v in sorted(vars(w).items()) if k not in ("batches", "description")}
-    if not w.delete_fraction:  # a field added later: delete-free workloads keep their print
-        spec.pop("delete_fraction")
-    spec["update_keyspace"] = workloads.update_keyspace(w)  # zipfian: depends on batches
-    return hashlib.sha256(json.dumps(spec, default=str).encode()).hexdigest()[:16]
 
 
 def default_out(workload_name: str, run_id: str) -> str:
@@ -54,21 +32,7 @@ def default_out(workload_name: str, run_id: str) -> str:
     return os.path.join("out", f"{workload_name}-{run_id}")
 
 
-def committed_batches(snapshot, fingerprint: str, table_uri: str,
-                      hint: str = "use another --table") -> int:
-    """Batches of the workload with this fingerprint the table committed (a run resumes
-    after them; a query draws its keys from them); another workload's is refused."""
-    done = -1
-    for extra in snapshot.extra.values():
-        if WORKLOAD_KEY in extra:
-            if extra[WORKLOAD_KEY] != fingerprint:
-                raise TableConfigError(
-                    f"table {table_uri} holds batches of another workload; {hint}")
-            done = max(done, int(extra[BATCH_KEY]))
-    return done + 1
-
-
-def run(index: str = "bloom", workload: str | workloads.Workload = "uniform", *,
+def run(index: str = indexes.DEFAULT_INDEX, workload: str | workloads.Workload = "uniform", *,
         batches: int | None = None, batch_size: int | None = None,
         initial_records: int | None = None, seed: int | None = None,
         params: dict[str, Any] | None = None, master: str | None = None,
@@ -80,6 +44,7 @@ def run(index: str = "bloom", workload: str | workloads.Workload = "uniform", *,
     The table resumes: batches a previous run of the same workload committed are skipped,
     and an unfinished instant is rolled back first; ``notify`` is told of both.
     """
+    from indexbench import services
     from indexbench.driver import open_table, upsert
     from indexbench.failed_write import undone_on_failure
     from indexbench.spark import get_session, session_facts
@@ -113,7 +78,6 @@ def run(index: str = "bloom", workload: str | workloads.Workload = "uniform", *,
         for b in range(first, w.batches + 1):
             batch = batch_df(spark, w, b)
             # the upsert undoes its own instant; this also covers what its commit set off
-            # (dynamic-rli's RLI compaction)
             with undone_on_failure(spark, tbl, f"batch {b}"):
                 result = upsert(spark, tbl, idx, batch, batch_no=b,
                                 extra_metadata={WORKLOAD_KEY: fingerprint, BATCH_KEY: str(b)})
@@ -123,17 +87,14 @@ def run(index: str = "bloom", workload: str | workloads.Workload = "uniform", *,
             m.write_metrics(out, rows)
             if progress:
                 progress(row)
-            # inline table services after the commit (e.g. multiple-rehash's auto-rescale)
-            with undone_on_failure(spark, tbl, f"table services after batch {b}"):
-                services = idx.spark.run_table_services(spark, tbl, batch_no=b)
-            for extra in services:
+            # inline table services after the commit, through the runner (which undoes
+            # a failed one): an auto-rescale, a resize, an RLI compaction
+            for extra in services.run_inline(spark, tbl, idx, batch_no=b):
                 rows.append({"run_id": run_id, "index": index, "workload": w.name, **extra})
                 m.write_metrics(out, rows)
         # what the services left pending (a consistent-hashing resize) completes before
         # the writer lets go: the next writer would roll it back
-        with undone_on_failure(spark, tbl, "table services at the end of the run"):
-            services = idx.spark.finish_table_services(spark, tbl)
-        for extra in services:
+        for extra in services.finish_pending(spark, tbl, idx):
             rows.append({"run_id": run_id, "index": index, "workload": w.name, **extra,
                          "batch": w.batches if extra.get("batch") is None else extra["batch"]})
             m.write_metrics(out, rows)
@@ -381,4 +342,4 @@ def report(dirs: str | os.PathLike | Sequence[str | os.PathLike] = (), out: str 
 
 
 __all__ = ["run", "compare", "run_peer", "delete", "query", "sim", "calibrate", "verify", "summary",
-           "report", "load_workload", "IndexBenchError"]
+           "report", "load_workload", "workload_fingerprint", "IndexBenchError"]

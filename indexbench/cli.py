@@ -1,5 +1,5 @@
 """indexbench: Hudi's bloom index against bucket indexes on real PySpark upserts, and a
-simulator of the same index code (README.md: Usage). Each command calls one api function."""
+simulator of the same index code (docs/cli.md). Each command calls one api function."""
 
 from __future__ import annotations
 
@@ -361,12 +361,33 @@ def cmd_list(args: argparse.Namespace) -> int:
     return 0
 
 
+def add_service_options(p: argparse.ArgumentParser, command: str) -> None:
+    """The options every index declares for ``command``'s table service, each help
+    prefixed with the indexes that take it."""
+    import indexes
+
+    for declared in indexes.command_options(command).values():
+        opt = declared[0][1]
+        kwargs: dict[str, Any] = {
+            "dest": opt.dest, "help": "; ".join(f"{name}: {o.help}" for name, o in declared)}
+        if opt.type is not str:
+            kwargs["type"] = opt.type
+        if opt.choices:
+            kwargs["choices"] = list(opt.choices)
+        if opt.metavar:
+            kwargs["metavar"] = opt.metavar
+        if opt.repeatable:
+            kwargs["action"] = "append"
+        p.add_argument(opt.flag, **kwargs)
+
+
 def cmd_rescale(args: argparse.Namespace) -> int:
+    import indexes
     from indexbench.rescale import rescale_table
 
-    row = rescale_table(args.table, args.mode, args.factor, args.partitions, args.buckets,
-                        out=args.out, master=args.master, expressions=args.expressions,
-                        dry_run=args.dry_run)
+    options = {dest: getattr(args, dest) for dest in indexes.command_options("rescale")}
+    row = rescale_table(args.table, out=args.out, master=args.master, dry_run=args.dry_run,
+                        **options)
     if args.dry_run:
         for p in row["partitions"]:
             console.print(f"  {p['partition']}: {p['from_buckets']:,} → {p['to_buckets']:,} "
@@ -472,20 +493,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("tables", nargs="+", metavar="TABLE")
     p.add_argument("--master")
     p.set_defaults(func=cmd_verify)
-    p = _command(sub, "rescale", help="rescale a multiple-rehash or partition-bucket table's "
-                                       "buckets (one replacecommit)")
+    p = _command(sub, "rescale", help="rescale a table's buckets (one replacecommit; "
+                                       "the table's index must declare a rescale service)")
     p.add_argument("table")
-    p.add_argument("--factor", help="multiple-rehash: k, N -> k*N buckets (rehash: integer "
-                                    ">= 2)")
-    p.add_argument("--buckets", type=int, help="multiple-rehash overwrite: the new bucket "
-                                               "count; partition-bucket: the new default count")
-    p.add_argument("--mode", choices=["rehash", "overwrite"],
-                   help="multiple-rehash: rehash (default) or overwrite")
-    p.add_argument("--partition", action="append", dest="partitions", metavar="P",
-                   help="multiple-rehash: partition to rescale (repeatable; default: all)")
-    p.add_argument("--expressions", metavar="'REGEX,N;...'",
-                   help="partition-bucket: the new rules (RFC-89); partitions whose count "
-                        "changes are overwritten")
+    add_service_options(p, "rescale")
     p.add_argument("--dry-run", action="store_true",
                    help="print which partitions would be rewritten and how many files; "
                         "write nothing")

@@ -360,7 +360,8 @@ def _upsert(spark: SparkSession, table: Table, index: RecordIndex, batch: DataFr
         writes=WriteTotals.from_stats(stats), after=after,
         timings={"generate_s": generate_s, "validate_s": validate_s,
                  "precombine_s": precombine_s, **timings,
-                 "total_s": time.perf_counter() - t_start})
+                 "total_s": time.perf_counter() - t_start},
+        index_counters=index.counter_columns())
     metrics.update(index.table_metrics(after))
     metrics.update(index_after)
     return BatchResult(instant, metrics, stats)
@@ -414,15 +415,12 @@ def _write_instant(spark: SparkSession, table: Table, index: RecordIndex, snapsh
         commit_s = time.perf_counter() - t2
     finally:
         safely(tagged.unpersist)
-    # dual writes are counted apart: the batch's records, inserts and updates are the
-    # visible file groups'; the children's copies are the resize's cost
-    dual = [s for s in stats if (s["partitionPath"], s["fileId"]) in ctx.pending_groups]
+    # writes to file groups not visible yet (a pending resize's dual writes) are counted
+    # apart, by the index: the batch's records, inserts and updates are the visible
+    # file groups'
     if ctx.pending_groups:
-        counts["dual_written_records"] = sum(
-            int(s["numInserts"]) + int(s["numUpdateWrites"]) + int(s["numDeletes"] or 0)
-            for s in dual)
-        counts["dual_written_files"] = len(dual)
-        counts["dual_written_bytes"] = sum(int(s["totalWriteBytes"]) for s in dual)
-        counts["dual_merge_bytes_read"] = sum(int(s["mergeBytesRead"] or 0) for s in dual)
-    stats = [s for s in stats if (s["partitionPath"], s["fileId"]) not in ctx.pending_groups]
+        pending = [s for s in stats if (s["partitionPath"], s["fileId"]) in ctx.pending_groups]
+        counts.update(index.spark.pending_write_counts(pending))
+        stats = [s for s in stats
+                 if (s["partitionPath"], s["fileId"]) not in ctx.pending_groups]
     return stats, counts, {"tag_s": tag_s, "write_s": write_s, "commit_s": commit_s}

@@ -1,11 +1,12 @@
 """``indexbench rescale``: refuse bad arguments, take the writer lock, rescale, record.
 
-Two kinds of table rescale. multiple-rehash grows partitions by a factor (rehash or
-overwrite: :mod:`indexes.multiple_rehash.core` / :mod:`indexes.multiple_rehash.spark`);
-partition-bucket makes new regex rules the version in force and overwrites the
-partitions whose count they change (RFC-89: :mod:`indexes.partition_bucket.core` /
-:mod:`indexes.partition_bucket.spark`). Both are one replacecommit, planned and checked
-before anything is written; the options of one kind are refused for the other.
+The command runs the table service its table's index declares with ``command =
+"rescale"`` (:class:`indexes.base.TableService`), with that service's options; the
+options another index declares for its rescale are refused by name, and a table whose
+index declares none is refused. The plan is checked before anything is written (and
+again under the writer lock); the service runner (:mod:`indexbench.services`) executes
+and commits it as one replacecommit. See docs/indexes/multiple-rehash.md and
+docs/indexes/partition-bucket.md.
 """
 
 from __future__ import annotations
@@ -15,95 +16,97 @@ from typing import Any
 from pyspark.sql import SparkSession
 
 import indexes
-from indexbench.failed_write import undone_on_failure
-from indexes.multiple_rehash import MultipleRehashIndex
-from indexes.multiple_rehash.core import RescaleError, RescalePlan, plan_rescale
-from indexes.partition_bucket import PartitionBucketIndex
-from indexes.partition_bucket.core import checked_config, new_config, plan_partition_rescale
+from indexbench import services
+from indexes.base import RecordIndex, TableService
+from indexes.bucket.rescale import RescaleError, RescalePlan
 from tableformat.errors import TableConfigError
 from tableformat.table import Table
 
+COMMAND = "rescale"
 
-def rescalable_index(table: Table) -> MultipleRehashIndex | PartitionBucketIndex:
-    """The table's index, or a refusal if its bucket counts cannot be rescaled."""
+
+def rescalable_index(table: Table) -> tuple[RecordIndex, TableService]:
+    """The table's index and its rescale service, or a refusal if it declares none."""
     if not table.exists():
         raise TableConfigError(f"no table at {table.uri} (.hoodie/hoodie.properties is missing)")
-    cfg = table.config
-    if cfg.index_name not in (MultipleRehashIndex.name, PartitionBucketIndex.name):
+    index = indexes.from_table_config(table.config)
+    service = next((s for s in index.SERVICES if s.command == COMMAND), None)
+    if service is None:
+        kinds = " and ".join(
+            f"{name} tables ({', '.join(o.flag for o in s.options)})"
+            for name, s in indexes.command_services(COMMAND))
         raise TableConfigError(
-            f"table {table.uri} uses index {cfg.index_name!r}; only multiple-rehash tables "
-            "(--factor, --mode) and partition-bucket tables (--expressions) can be rescaled "
+            f"table {table.uri} uses index {index.name!r}; only {kinds} can be rescaled "
             "(their bucket counts are per partition and versioned)")
-    index = indexes.from_table_config(cfg)
-    assert isinstance(index, MultipleRehashIndex | PartitionBucketIndex)
-    return index
+    return index, service
 
 
-def plan_table_rescale(table: Table, index: MultipleRehashIndex | PartitionBucketIndex,
-                       mode: str | None = None, factor: Any = None,
-                       partitions: list[str] | None = None, num_buckets: int | None = None,
-                       expressions: str | None = None) -> RescalePlan:
+def checked_options(index: RecordIndex, service: TableService,
+                    given: dict[str, Any]) -> dict[str, Any]:
+    """The options ``service`` takes; one given for another index's rescale is refused."""
+    mine = {o.dest for o in service.options}
+    foreign = [(dest, value) for dest, value in given.items()
+               if value not in (None, [], ()) and dest not in mine]
+    if foreign:
+        known = indexes.command_options(COMMAND)
+        shown = []
+        for dest, value in foreign:
+            declared = known.get(dest, [])
+            opt = declared[0][1] if declared else None
+            flag = opt.flag if opt else f"--{dest}"
+            flag += f" {value}" if opt is not None and opt.choices else ""
+            shown.append((flag, [name for name, _ in declared]))
+        owners = sorted({o for _, names in shown for o in names})
+        raise RescaleError(
+            f"{', '.join(f for f, _ in shown)}: only for {' or '.join(owners)} tables; a "
+            f"{index.name} table is rescaled with {service.usage}")
+    return {dest: value for dest, value in given.items() if dest in mine}
+
+
+def plan_table_rescale(table: Table, index: RecordIndex, service: TableService,
+                       options: dict[str, Any]) -> RescalePlan:
     """Every argument checked against the committed snapshot; nothing is written."""
-    snapshot = table.snapshot()
-    if isinstance(index, PartitionBucketIndex):
-        wrong = [opt for opt, bad in (("--mode rehash", mode == "rehash"),
-                                      ("--factor", factor is not None),
-                                      ("--partition", bool(partitions))) if bad]
-        if wrong:
-            raise RescaleError(
-                f"{', '.join(wrong)}: only for multiple-rehash tables; a partition-bucket "
-                "table is rescaled with --expressions 'regex,N;...' [--buckets DEFAULT], which "
-                "overwrites every partition whose count the new rules change")
-        current = checked_config(table, snapshot, index.initial_config())
-        return plan_partition_rescale(snapshot, current,
-                                      new_config(current, expressions, num_buckets))
-    if expressions is not None:
-        raise RescaleError("--expressions: a partition-bucket option; a multiple-rehash "
-                           "table is rescaled with --factor K [--mode rehash|overwrite] or "
-                           "--mode overwrite --buckets M")
-    return plan_rescale(snapshot, index, mode or "rehash", factor, partitions, num_buckets)
+    plan = services.plan(None, table, index, service, checked_options(index, service, options))
+    if plan is None:
+        raise RescaleError(f"{index.name}: nothing to rescale")
+    return plan
 
 
 def rescale_table(uri: str, mode: str | None = None, factor: Any = None,
                   partitions: list[str] | None = None, num_buckets: int | None = None,
                   out: str | None = None, spark: SparkSession | None = None,
-                  master: str | None = None, *, expressions: str | None = None,
-                  dry_run: bool = False) -> dict[str, Any]:
+                  master: str | None = None, *, dry_run: bool = False,
+                  **more: Any) -> dict[str, Any]:
     """``indexbench rescale``: refuse bad arguments before anything is written, take the
     writer lock, rescale, and append the metrics row to ``out`` (if given).
 
-    multiple-rehash: ``mode`` (default rehash), ``factor``, ``partitions``,
-    ``num_buckets``. partition-bucket: ``expressions`` (the new rules) and optionally
-    ``num_buckets`` (the new default). ``dry_run``: only the plan (which partitions, from
-    and to how many buckets, how many files would be rewritten), nothing written, no
-    Spark."""
+    The options are those the table's index declares for its rescale service
+    (multiple-rehash: ``mode``, ``factor``, ``partitions``, ``num_buckets``;
+    partition-bucket: ``expressions`` and ``num_buckets``; ``more``: any other declared
+    option by its destination). ``dry_run``: only the plan
+    (which partitions, from and to how many buckets, how many files would be
+    rewritten), nothing written, no Spark."""
     table = Table(uri)
-    index = rescalable_index(table)
-    plan = plan_table_rescale(table, index, mode, factor, partitions, num_buckets,
-                              expressions)  # refuse early
+    index, service = rescalable_index(table)
+    options = {"mode": mode, "factor": factor, "partitions": partitions,
+               "num_buckets": num_buckets, **more}
+    plan = plan_table_rescale(table, index, service, options)  # refuse early
     if dry_run:
         return dry_run_summary(index, plan)
     if spark is None:
         from indexbench.spark import get_session
 
         spark = get_session(master)
-    with table, undone_on_failure(spark, table, "rescale"):
-        if isinstance(index, PartitionBucketIndex):
-            from indexes.partition_bucket.spark import rescale as partition_rescale
-
-            row = partition_rescale(spark, table, index, expressions, num_buckets)
-        else:
-            from indexes.multiple_rehash.spark import rescale
-
-            row = rescale(spark, table, index, mode or "rehash", factor, partitions,
-                          num_buckets)
-    row = {"index": index.name, "workload": None, **row}
+    with table:
+        rows = services.run_service(spark, table, index, service,
+                                    checked_options(index, service, options), None)
+    row = {"index": index.name, "workload": None, **rows[0]}
     if out:
         write_rescale_metrics(out, row, uri)
     return row
 
 
-def dry_run_summary(index, plan: RescalePlan) -> dict[str, Any]:
+def dry_run_summary(index: RecordIndex, plan: RescalePlan) -> dict[str, Any]:
     """What a rescale would do: per partition, its bucket counts and files to rewrite."""
     files: dict[str, int] = {}
     for s in plan.slices:

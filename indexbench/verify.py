@@ -42,16 +42,7 @@ def check_base_file(table: Table, partition: str, path: str, expected_rows: int,
                             f"[{min(keys)}, {max(keys)}]")
     if (data[bf.PARTITION_PATH] != partition).any():
         problems.append(f"{path}: records with another _hoodie_partition_path")
-    from indexes.bloom_filter import FOOTER_KEY, TYPE_CODE_KEY, HoodieBloomFilter
-
-    if index.name == "bloom":
-        if FOOTER_KEY not in footer:
-            problems.append(f"{path}: no bloom filter in the footer")
-        else:
-            bloom = HoodieBloomFilter.deserialize(footer[FOOTER_KEY], footer.get(TYPE_CODE_KEY))
-            missing = int((~bloom.might_contain_many(keys)).sum())
-            if missing:
-                problems.append(f"{path}: bloom filter misses {missing} of its keys")
+    problems += [f"{path}: {p}" for p in index.verify_base_file(path, footer, keys)]
     where = index.misplaced(data, partition, bf.BaseFileName.parse(path).file_id,
                             table.config, snapshot) if len(keys) else None
     if where:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from indexes.base import RecordIndex
+from indexes.base import RecordIndex, ServiceOption, TableService
 
 _REGISTRY: dict[str, str] = {
     "bloom": "indexes.bloom:BloomIndex",
@@ -16,10 +16,54 @@ _REGISTRY: dict[str, str] = {
     "dynamic-rli": "indexes.dynamic_rli:DynamicRliIndex",
 }
 
+# the index ``run`` and ``simulate`` use when none is named
+DEFAULT_INDEX = "bloom"
+
 
 def names() -> list[str]:
     """Registered index names, in registry order."""
     return list(_REGISTRY)
+
+
+def register(name: str, path: str) -> None:
+    """Register an index defined outside this package: ``path`` is
+    ``"package.module:Class"`` (importable; loaded on first use). The one call an index
+    kept elsewhere needs (docs/adding-an-index.md)."""
+    if name in _REGISTRY and _REGISTRY[name] != path:
+        raise ValueError(f"index {name!r} is already registered as {_REGISTRY[name]}")
+    _REGISTRY[name] = path
+
+
+def unregister(name: str) -> None:
+    """Forget an index registered with :func:`register` (tests)."""
+    _REGISTRY.pop(name, None)
+
+
+def metric_columns() -> set[str]:
+    """Every metrics column the registered indexes declare (``METRICS``)."""
+    return {m.name for n in _REGISTRY for m in index_class(n).METRICS}
+
+
+def measured_columns() -> set[str]:
+    """Declared columns of measured bytes and seconds (``model_<name>`` in sim rows)."""
+    return {c for n in _REGISTRY for c in index_class(n).measured_columns()}
+
+
+def command_services(command: str) -> list[tuple[str, TableService]]:
+    """(index name, service) of every registered index whose service runs as ``command``
+    (e.g. ``indexbench rescale``)."""
+    return [(name, s) for name in _REGISTRY for s in index_class(name).SERVICES
+            if s.command == command]
+
+
+def command_options(command: str) -> dict[str, list[tuple[str, ServiceOption]]]:
+    """Every option of ``command`` by destination: (index, its declaration) for each
+    index taking it (the CLI builds its parser from these)."""
+    out: dict[str, list[tuple[str, ServiceOption]]] = {}
+    for name, service in command_services(command):
+        for opt in service.options:
+            out.setdefault(opt.dest, []).append((name, opt))
+    return out
 
 
 def index_class(name: str) -> type[RecordIndex]:

@@ -79,6 +79,61 @@ class Param:
         return parsed
 
 
+@dataclass(frozen=True)
+class Metric:
+    """A metrics column an index adds to the contract's (docs/metrics.md).
+
+    ``counter``: counted while the index works (its Spark accumulator or simulator
+    counts) and copied into the upsert row by the driver; ``measured``: bytes or seconds
+    a real run measures and the simulator only models (written there as
+    ``model_<name>``). Neither: a figure the index computes itself (table figures,
+    service rows, cache figures)."""
+
+    name: str
+    help: str
+    counter: bool = False
+    measured: bool = False
+
+
+@dataclass(frozen=True)
+class ServiceOption:
+    """A command-line option of a table service run on demand (``indexbench rescale``)."""
+
+    flag: str  # "--factor"
+    dest: str  # keyword the service's planner takes
+    help: str
+    type: type = str
+    choices: tuple[str, ...] | None = None
+    repeatable: bool = False  # action="append"
+    metavar: str | None = None
+
+
+@dataclass(frozen=True)
+class TableService:
+    """A table service an index runs (Hudi's clustering, compaction, index maintenance).
+
+    The driver's service runner (:mod:`indexbench.services`) times it, starts and
+    completes its instant (``action``), assembles its commit, owns its crash points
+    (``<name>_after_write``, ``<name>_before_commit``) and undoes it on failure; the
+    index's Spark adapter only plans and executes it (``plan_service`` /
+    ``execute_service``). ``inline``: planned after every commit of a run;
+    ``command``: the CLI command that runs it on demand, with its ``options``."""
+
+    name: str
+    help: str
+    operation: str  # the ``operation`` of its metrics rows ("rescale", "rli_compaction")
+    action: str = "replacecommit"
+    inline: bool = False
+    may_stay_pending: bool = False  # its inflight file keeps its execution until done
+    command: str | None = None
+    options: tuple[ServiceOption, ...] = ()
+    usage: str = ""  # how its command is called, quoted when an option is refused
+
+    @property
+    def crash_prefix(self) -> str:
+        return self.name.replace("-", "_")
+
+
 @dataclass
 class TagContext:
     """What tagging may look at: the committed snapshot, never uncommitted files."""
@@ -108,6 +163,39 @@ class CommitContext:
     extra_metadata: dict = field(default_factory=dict)
 
 
+@dataclass
+class ServiceWork:
+    """What a table service's execution did, for the runner to commit and count.
+
+    ``stats``: write stats of the base files it wrote (the commit lists them);
+    ``replaced``: partition → file ids the commit replaces; ``read``: files and bytes
+    its tasks read; ``figures``: the service's own row fields (mode, bucket counts…);
+    ``on_complete``: what runs once the instant completed (e.g. a zero-retention clean
+    of files the commit replaced)."""
+
+    stats: list[dict] = field(default_factory=list)
+    replaced: dict[str, list[str]] = field(default_factory=dict)
+    extra_metadata: dict[str, str] = field(default_factory=dict)
+    operation_type: str = "CLUSTER"
+    read: dict[str, float] = field(default_factory=dict)
+    figures: dict[str, Any] = field(default_factory=dict)
+    on_complete: Any = None  # Callable[[], None] | None
+
+
+@dataclass
+class PendingService:
+    """A table service executed and not yet completed (its instant is inflight)."""
+
+    service: TableService
+    instant: str
+    plan: Any
+    work: ServiceWork
+    execute_s: float | None = None
+    shuffle_bytes: float | None = None
+    shuffle_read_bytes: float | None = None
+    spark_jobs: int | None = None
+
+
 def load_object(path: str) -> Any:
     """``"package.module:Name"`` → the object (adapters load only when used)."""
     module, _, name = path.partition(":")
@@ -124,6 +212,11 @@ class RecordIndex(ABC):
     assigns_inserts: ClassVar[bool] = False
     SPARK_ADAPTER: ClassVar[str]  # "module:Class" of the Spark adapter
     SIM_ADAPTER: ClassVar[str]  # "module:Class" of the simulator adapter
+    # what generic code needs to know, declared (docs/adding-an-index.md)
+    METRICS: ClassVar[tuple[Metric, ...]] = ()  # columns beyond the contract's
+    SERVICES: ClassVar[tuple[TableService, ...]] = ()
+    # simulator scheduling: a memory-heavy index gets a process lane of its own
+    SIM_MEMORY_HEAVY: ClassVar[bool] = False
 
     def __init__(self, **params: Any):
         known = {p.name: p for p in self.PARAMS}
@@ -177,6 +270,21 @@ class RecordIndex(ABC):
     def param_keys(cls) -> set[str]:
         return {p.key for p in cls.PARAMS}
 
+    @classmethod
+    def counter_columns(cls) -> tuple[str, ...]:
+        """Declared counters: copied from the work counts into the upsert row."""
+        return tuple(m.name for m in cls.METRICS if m.counter)
+
+    @classmethod
+    def measured_columns(cls) -> tuple[str, ...]:
+        """Declared bytes and seconds: ``model_<name>`` in simulated rows."""
+        return tuple(m.name for m in cls.METRICS if m.measured)
+
+    @classmethod
+    def service(cls, name: str) -> TableService | None:
+        """The declared table service of that name (None: this index has none)."""
+        return next((s for s in cls.SERVICES if s.name == name), None)
+
     def describe(self) -> dict[str, Any]:
         """Name and parameters, for reports and ``run.json``."""
         return {"index": self.name, "index_type": self.index_type, **self.params}
@@ -194,6 +302,12 @@ class RecordIndex(ABC):
         """The bucket each row of a base file must be in, for bucket indexes (else None)."""
         return None
 
+    def verify_base_file(self, path: str, footer: dict[str, str], keys: np.ndarray
+                         ) -> list[str]:
+        """Problems of one base file's index data (``verify``; its footer and record
+        keys): e.g. a bloom filter that misses a key of its file. Default: none."""
+        return []
+
     def misplaced(self, data, partition: str, file_id: str, config, snapshot) -> str | None:
         """Why rows of a base file are not where the index would put them (``verify``;
         None: all in place). Default: the bucket of :meth:`row_buckets` against the
@@ -206,6 +320,14 @@ class RecordIndex(ABC):
         file_bucket = bucket_of_file_id(file_id)
         wrong = int((buckets != file_bucket).sum())
         return f"{wrong} records do not hash to bucket {file_bucket}" if wrong else None
+
+    # ---- table services (declared in SERVICES; run by indexbench.services) ----------
+    def plan_service(self, service: TableService, table, snapshot,
+                     options: dict[str, Any]) -> Any | None:
+        """What ``service`` would do now, checked against ``snapshot``; nothing is
+        written, no engine runs (None: nothing to do). ``options``: its command's
+        options, or {} for an inline run; bad ones raise before anything is written."""
+        return None
 
     # ---- read side (``indexbench query``) -----------------------------------
     def query_key_fields(self, record_key_field: str) -> list[str]:
@@ -258,15 +380,42 @@ class SparkAdapter:
         """Problems with this index's own invariants (``indexbench verify``)."""
         return []
 
-    def run_table_services(self, spark, table, batch_no: int) -> list[dict[str, Any]]:
-        """Inline table services after a commit (e.g. an automatic rescale); one metrics
-        row per service run, in the same contract as upserts."""
-        return []
+    def pending_write_counts(self, stats: list[dict]) -> dict[str, float]:
+        """Counters of the writes an upsert made to file groups not visible yet
+        (:attr:`TagContext.pending_groups`, e.g. a pending resize's dual writes): the
+        driver counts them apart from the batch's own writes. Default: none."""
+        return {}
 
-    def finish_table_services(self, spark, table) -> list[dict[str, Any]]:
-        """At the end of a run, before the writer lets go: finish what a table service
-        left pending (a new writer would roll it back); one metrics row each."""
-        return []
+    # ---- table services (run by indexbench.services; declared in SERVICES) --------
+    def service_request(self, service: TableService, plan: Any) -> dict | None:
+        """The body of the service instant's ``.requested`` file (Hudi: the plan)."""
+        return None
+
+    def execute_service(self, service: TableService, plan: Any, spark, table,
+                        instant: str, counters) -> ServiceWork:
+        """Write what the service writes under ``instant`` (nothing visible yet); its
+        tasks add files_read / bytes_read to ``counters``."""
+        raise NotImplementedError
+
+    def stays_pending(self, pending: PendingService, snapshot) -> bool:
+        """Keep an executed service inflight after this commit? (consistent-hashing's
+        resize waits some commits, dual-writing.) Default: complete it now."""
+        return False
+
+    def find_pending(self, service: TableService, table) -> PendingService | None:
+        """A service instant a previous commit left inflight on purpose (read back from
+        the timeline); default: none."""
+        return None
+
+    def complete_service(self, pending: PendingService, table, snapshot) -> ServiceWork:
+        """The work as committed (e.g. with the dual writes since it was executed), and
+        what must exist once the instant completes, written now. Default: as executed."""
+        return pending.work
+
+    def service_figures(self, pending: PendingService, before, after) -> dict[str, Any]:
+        """The service row's index figures beyond the runner's (bucket fill before and
+        after…)."""
+        return {}
 
 
 def batch_hash_fields(index: Any, columns: list[str], record_key_field: str) -> list[str]:
@@ -276,6 +425,10 @@ def batch_hash_fields(index: Any, columns: list[str], record_key_field: str) -> 
     if missing:
         raise IndexBenchError(f"index-key field(s) {missing} are not columns of the batch")
     return fields
+
+
+BUCKET_COUNT_TOTAL = Metric("bucket_count_total",
+                            "buckets over all partitions (a rescale or resize changes it)")
 
 
 def bucket_fill(counts: np.ndarray) -> dict[str, float]:

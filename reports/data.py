@@ -1,6 +1,6 @@
 """Loading metrics directories for reports: contract checks, run.json, series labels.
 
-What "unknown column" means (the contract, DESIGN §6, lets runs *add* columns but never
+What "unknown column" means (the contract, docs/metrics.md, lets runs *add* columns but never
 rename one):
 
 * a missing contract column is an error (as in ``tableformat.metrics.read_metrics``);
@@ -10,7 +10,7 @@ rename one):
 * a contract column that holds non-numeric text where numbers belong is an error;
 * any other extra column is accepted (indexes add their own metrics). If it is neither in
   ``KNOWN_EXTRA_COLUMNS`` (or a ``KNOWN_EXTRA_PREFIXES`` family) nor declared by an index
-  class (``METRIC_COLUMNS``) it raises an
+  (``RecordIndex.METRICS``) it raises an
   ``UnknownColumnWarning``; ``strict=True`` (``indexbench report --strict``) turns that
   warning into an error naming the column.
 """
@@ -30,34 +30,23 @@ import pandas as pd
 from tableformat.metrics import CONTRACT_COLUMNS, STRING_COLUMNS
 from tableformat.rows import MEASURED_ONLY
 
-# Extra columns the indexes and the driver are known to write (silences the warning).
+# Extra columns the driver, the simulator, the service runner, peers and queries write
+# (silences the warning); an index declares its own (``RecordIndex.METRICS``).
 KNOWN_EXTRA_COLUMNS = frozenset({
     # driver
     "operation", "instant", "input_records", "table_records", "footers_read",
     "merge_files_read", "merge_bytes_read", "bucket_records_cov", "records_written",
-    "deletes",
+    "deletes", "keys_hashed",
+    # what tagging read, split by need (any index that reads files to tag)
+    "files_read_needed", "files_read_fp_only", "bytes_read_needed", "bytes_read_fp_only",
+    "fp_theory", "probed_keys_per_file",
     # simulator (modelled figures are the model_* family)
-    "run_mode", "keys_hashed", "bloom_mode", "rli_files_written", "rli_bytes_written",
-    "sim_s", "storage",
-    # bloom
-    "range_footers_read", "check_footers_read", "true_positives", "files_read_needed",
-    "files_read_fp_only", "bytes_read_needed", "bytes_read_fp_only", "fp_theory",
-    "probed_keys_per_file",
+    "run_mode", "sim_s", "storage",
     # copy-on-write file sizing (indexes that leave inserts to the planner)
     "small_files_topped_up", "small_file_inserts", "avg_record_size",
-    # multiple-rehash (rescale rows)
+    # table-service rows (indexbench.services): rescales, resizes, index compactions
     "mode", "factor", "rescale_factor", "from_buckets", "to_buckets", "shuffle_bytes",
     "shuffle_read_bytes", "spark_jobs", "partition", "rescaled_partitions",
-    # dynamic-rli
-    "resident_partitions", "resident_keys", "resident_collisions", "keys_bootstrapped",
-    "partitions_bootstrapped", "bootstrap_s", "evictions", "evictions_total",
-    "buckets_created", "buckets_created_total", "bucket_count_total", "hash_collisions",
-    "num_assigners", "rli_files_read", "rli_bytes_read", "rli_entries_written",
-    "rli_compactions", "rli_entries", "rli_dead_entries",
-    # consistent-hashing: ring lookups, dual writes while a resize is pending, resizes
-    "ring_lookups", "dual_written_records", "dual_written_files", "dual_written_bytes",
-    "dual_merge_bytes_read",
-    "splits", "merges", "resize_pending_commits", "resize_execute_s",
     # seconds of the phases before tagging (the driver's and a peer's)
     "generate_s", "validate_s", "precombine_s",
     # peers (``run_mode = "peer"``; their own figures are the peer_* family)
@@ -89,18 +78,21 @@ def _norm(name: str) -> str:
 
 
 def declared_columns() -> set[str]:
-    """Extra metric columns declared by registered index classes (``METRIC_COLUMNS``)."""
+    """Extra metric columns declared by the registered indexes (``METRICS``)."""
     try:
         import indexes
     except ImportError:  # pragma: no cover - reports without the index package
         return set()
-    out: set[str] = set()
-    for name in indexes.names():
-        try:
-            out |= set(getattr(indexes.index_class(name), "METRIC_COLUMNS", ()) or ())
-        except Exception:  # noqa: BLE001 - an index being written must not break reports
-            continue
-    return out
+    return indexes.metric_columns()
+
+
+def measured_columns() -> set[str]:
+    """Columns of measured bytes and seconds: the driver's and the indexes' declared."""
+    try:
+        import indexes
+    except ImportError:  # pragma: no cover - reports without the index package
+        return set(MEASURED_ONLY)
+    return set(MEASURED_ONLY) | indexes.measured_columns()
 
 
 def check_columns(df: pd.DataFrame, source: str = "metrics", strict: bool = False) -> None:
@@ -123,7 +115,7 @@ def check_columns(df: pd.DataFrame, source: str = "metrics", strict: bool = Fals
     if bad:
         raise MetricsColumnError(
             f"{source}: unknown column(s) {', '.join(map(repr, bad))}: metric columns are "
-            "snake_case names (README: Metrics)")
+            "snake_case names (docs/metrics.md)")
     for c in CONTRACT_COLUMNS:
         if c in STRING_COLUMNS or df[c].isna().all():
             continue
@@ -134,8 +126,7 @@ def check_columns(df: pd.DataFrame, source: str = "metrics", strict: bool = Fals
                      if not c.startswith(KNOWN_EXTRA_PREFIXES))
     if unknown:
         msg = (f"{source}: unknown column(s) {', '.join(unknown)} (not in the contract, not "
-               "in reports.data.KNOWN_EXTRA_COLUMNS, not declared by an index's "
-               "METRIC_COLUMNS)")
+               "in reports.data.KNOWN_EXTRA_COLUMNS, not declared in an index's METRICS)")
         if strict:
             raise MetricsColumnError(msg)
         warnings.warn(msg, UnknownColumnWarning, stacklevel=2)
@@ -169,9 +160,10 @@ def series_labels(df: pd.DataFrame, run_label: str | None = None) -> pd.Series:
 
 def modelled_columns(df: pd.DataFrame) -> list[str]:
     """Measured byte/second columns a simulated row leaves to ``model_<column>``."""
+    measured = measured_columns()
     return [c for c in df.columns
             if not str(c).startswith("model_")
-            and (c in MEASURED_ONLY or f"model_{c}" in df.columns)]
+            and (c in measured or f"model_{c}" in df.columns)]
 
 
 def mask_modelled(df: pd.DataFrame) -> pd.DataFrame:

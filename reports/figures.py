@@ -1,4 +1,4 @@
-"""Figures from metrics DataFrames (the contract of DESIGN §6): one function per question.
+"""Figures from metrics DataFrames (the contract of docs/metrics.md): one function per question.
 
 Every function takes the DataFrame ``indexbench.api.run/compare`` returns (or
 ``reports.load(dirs).df``, or ``indexbench.sim.driver.simulate_compare``'s) and returns a

@@ -18,6 +18,7 @@ from tableformat import fs as tfs
 from tableformat import hoodie_properties as hp
 from tableformat import partition_meta
 from tableformat.errors import IndexBenchError
+from tableformat.layout import HOODIE
 
 
 def abort_instant(table, instant: str) -> list[str]:
@@ -48,8 +49,6 @@ def delete_instant_files(table, instants: list[str], own_metafiles: bool = False
     (with ``own_metafiles``, also metafiles those instants created): one recursive
     listing. Returns the deleted table-relative paths and the folders they were in.
     Shared by the abort here and :meth:`Table.rollback_pending`."""
-    from tableformat.table import HOODIE
-
     suffixes = tuple(f"_{i}.parquet" for i in instants)
     deleted: list[str] = []
     folders: set[str] = set()

@@ -1,4 +1,4 @@
-"""The metrics contract (DESIGN §6): metrics.parquet, metrics.csv and run.json.
+"""The metrics contract (docs/metrics.md): metrics.parquet, metrics.csv and run.json.
 
 One row per (index, batch). Columns are only ever added, never renamed; a metric that
 does not apply is 0 where it counts work not done and empty where it has no meaning.

@@ -14,7 +14,7 @@ The batch's validation job brings the batch's distinct partition values to the d
 anyway (the write plans per partition), so the rules run there, in Python, once per
 distinct value (:func:`refusals`), not once per record. With them two distinct values
 always name two distinct folders on a case-sensitive file system (on a case-insensitive
-one ``P`` and ``p`` still collide: README, "Partition values").
+one ``P`` and ``p`` still collide: docs/driver.md, "Partition values").
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The one builder of metrics rows (DESIGN §6): upserts and rescales, real or simulated.
+"""The one builder of metrics rows (docs/metrics.md): upserts and rescales, real or simulated.
 
 The Spark driver, the rescale operation and the simulator all hand their *counted* work
 here, so a column means the same thing whichever engine filled it. Measured and
@@ -9,17 +9,17 @@ empty.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-# Columns that hold measured bytes or seconds in a real run; a model fills them in sim.
+# Columns of the driver's rows that hold measured bytes or seconds in a real run; a
+# model fills them in sim. An index declares its own (``Metric(measured=True)``).
 MEASURED_ONLY = ("bytes_read", "bytes_written", "merge_bytes_read", "generate_s",
                  "validate_s", "precombine_s", "tag_s", "write_s",
                  "commit_s", "total_s", "shuffle_bytes", "shuffle_read_bytes",
-                 "index_disk_bytes", "rli_bytes_read", "rli_bytes_written", "bootstrap_s",
-                 "bytes_read_needed", "bytes_read_fp_only", "avg_record_size",
-                 "dual_written_bytes", "dual_merge_bytes_read", "resize_execute_s")
+                 "index_disk_bytes", "bytes_read_needed", "bytes_read_fp_only",
+                 "avg_record_size")
 
 
 @dataclass(frozen=True)
@@ -62,9 +62,10 @@ def _per_negative_probe(counts: Mapping[str, float], name: str) -> float | None:
     return counts.get(name, 0) / negatives if negatives else None
 
 
-def as_modelled(row: dict[str, Any]) -> dict[str, Any]:
-    """Move byte and second figures of a simulated row to their ``model_`` names."""
-    for col in MEASURED_ONLY:
+def as_modelled(row: dict[str, Any], measured: Iterable[str] = ()) -> dict[str, Any]:
+    """Move byte and second figures of a simulated row to their ``model_`` names
+    (the driver's, and ``measured``: the ones its index declares)."""
+    for col in (*MEASURED_ONLY, *measured):
         if col in row:
             value = row.pop(col)
             if value is not None:
@@ -80,8 +81,10 @@ def table_figures(snapshot) -> dict[str, Any]:
 
 def upsert_row(*, batch_no: int, instant: str, input_records: int, records: int,
                partitions_touched: int, counts: Mapping[str, float], writes: WriteTotals,
-               after, timings: Mapping[str, float | None]) -> dict[str, Any]:
-    """The metrics row of one upsert batch from the work its code counted."""
+               after, timings: Mapping[str, float | None],
+               index_counters: Iterable[str] = ()) -> dict[str, Any]:
+    """The metrics row of one upsert batch from the work its code counted;
+    ``index_counters``: the counters the index declares (copied when counted)."""
     row: dict[str, Any] = {
         "operation": "upsert", "batch": batch_no, "instant": instant,
         "input_records": input_records, "records": records,
@@ -119,19 +122,13 @@ def upsert_row(*, batch_no: int, instant: str, input_records: int, records: int,
         "merge_files_read": writes.merge_files_read,
         "merge_bytes_read": writes.merge_bytes_read,
         "keys_hashed": counts.get("keys_hashed", 0),
-        **{k: counts[k] for k in RESIZE_COUNTERS if k in counts},
+        **{k: counts[k] for k in index_counters if k in counts},
     }
     return row
 
 
-# What a consistent-hashing upsert counts besides the contract: ring lookups, and the
-# copies of records of buckets a pending resize is splitting or merging (dual writes).
-RESIZE_COUNTERS = ("ring_lookups", "dual_written_records", "dual_written_files",
-                   "dual_written_bytes", "dual_merge_bytes_read")
-
-
 # Contract (and driver) columns a peer cannot see: it has no record index, no file groups,
-# no separate tag or commit phase. Empty in its rows, never 0 (DESIGN §6).
+# no separate tag or commit phase. Empty in its rows, never 0 (docs/metrics.md).
 PEER_UNSEEN = ("tag_s", "commit_s", "file_groups", "candidate_files", "files_read",
                "bytes_read", "footers_read", "bloom_checks", "bloom_positives",
                "false_positives", "fp_rate", "buckets", "bucket_records_max",
@@ -166,19 +163,19 @@ def peer_upsert_row(*, batch_no: int, input_records: int, records: int,
     return row
 
 
-def rescale_row(*, mode: str, batch_no: int | None, instant: str, factor: float,
-                from_buckets: int, to_buckets: int, partitions_touched: int,
-                files_read: int, bytes_read: float, writes: WriteTotals, after,
-                timings: Mapping[str, float | None], shuffle_bytes: float | None,
-                shuffle_read_bytes: float | None, spark_jobs: int | None,
-                fill_before: Mapping[str, float], fill_after: Mapping[str, float]
-                ) -> dict[str, Any]:
-    """The metrics row of one bucket rescale (a replacecommit)."""
+def service_row(*, operation: str, batch_no: int | None, instant: str,
+                figures: Mapping[str, Any], files_read: int, bytes_read: float,
+                writes: WriteTotals, after, timings: Mapping[str, float | None],
+                shuffle_bytes: float | None, shuffle_read_bytes: float | None,
+                spark_jobs: int | None) -> dict[str, Any]:
+    """The metrics row of one table service instant (a rescale, a resize, an index
+    compaction): it tags nothing and rewrites every record it writes; ``figures`` are
+    the service's own columns (:func:`rescale_figures` for bucket rescales)."""
     row: dict[str, Any] = {
-        "operation": "rescale", "mode": mode, "batch": batch_no, "instant": instant,
+        "operation": operation, "batch": batch_no, "instant": instant,
         "records": writes.records_written, "inserts": 0, "updates": 0, "tag_s": None,
         "write_s": timings.get("write_s"), "commit_s": timings.get("commit_s"),
-        "total_s": timings.get("total_s"), "partitions_touched": partitions_touched,
+        "total_s": timings.get("total_s"), "partitions_touched": 0,
         **table_figures(after),
         "candidate_files": 0, "files_read": files_read, "bytes_read": bytes_read,
         "bloom_checks": 0, "bloom_positives": 0, "false_positives": 0, "fp_rate": None,
@@ -186,11 +183,38 @@ def rescale_row(*, mode: str, batch_no: int | None, instant: str, factor: float,
         "records_written": writes.records_written,
         "records_rewritten": writes.records_written, "shuffle_bytes": shuffle_bytes,
         "shuffle_read_bytes": shuffle_read_bytes, "spark_jobs": spark_jobs,
-        "from_buckets": from_buckets, "to_buckets": to_buckets, "rescale_factor": factor,
-        **{f"rescaled_{k}_before": v for k, v in fill_before.items()},
-        **{f"rescaled_{k}_after": v for k, v in fill_after.items()},
+        **figures,
     }
     return row
+
+
+def rescale_figures(*, mode: str, factor: float, from_buckets: int, to_buckets: int,
+                    partitions_touched: int, fill_before: Mapping[str, float],
+                    fill_after: Mapping[str, float]) -> dict[str, Any]:
+    """A bucket rescale's own columns: bucket counts and the fill of the partitions it
+    rescaled, before and after."""
+    return {"mode": mode, "partitions_touched": partitions_touched,
+            "from_buckets": from_buckets, "to_buckets": to_buckets, "rescale_factor": factor,
+            **{f"rescaled_{k}_before": v for k, v in fill_before.items()},
+            **{f"rescaled_{k}_after": v for k, v in fill_after.items()}}
+
+
+def rescale_row(*, mode: str, batch_no: int | None, instant: str, factor: float,
+                from_buckets: int, to_buckets: int, partitions_touched: int,
+                files_read: int, bytes_read: float, writes: WriteTotals, after,
+                timings: Mapping[str, float | None], shuffle_bytes: float | None,
+                shuffle_read_bytes: float | None, spark_jobs: int | None,
+                fill_before: Mapping[str, float], fill_after: Mapping[str, float]
+                ) -> dict[str, Any]:
+    """The metrics row of one bucket rescale (a replacecommit; the simulator's)."""
+    return service_row(
+        operation="rescale", batch_no=batch_no, instant=instant,
+        figures=rescale_figures(mode=mode, factor=factor, from_buckets=from_buckets,
+                                to_buckets=to_buckets, partitions_touched=partitions_touched,
+                                fill_before=fill_before, fill_after=fill_after),
+        files_read=files_read, bytes_read=bytes_read, writes=writes, after=after,
+        timings=timings, shuffle_bytes=shuffle_bytes, shuffle_read_bytes=shuffle_read_bytes,
+        spark_jobs=spark_jobs)
 
 
 QUERY_KINDS = ("lookup", "groupby", "join")

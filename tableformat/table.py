@@ -1,6 +1,6 @@
 """A Hudi-style copy-on-write table: properties, timeline, snapshot, lock and rollback.
 
-Layout and names follow Hudi table version 6 (DESIGN §3): ``hoodie.properties`` with
+Layout and names follow Hudi table version 6 (docs/table-format.md): ``hoodie.properties`` with
 Hudi's keys (:mod:`tableformat.hoodie_properties`), instants as ``requested`` →
 ``inflight`` → completed files, completed instants as Hudi's commit metadata JSON
 (:mod:`tableformat.commit_metadata`), a ``.hoodie_partition_metadata`` in every partition
@@ -24,11 +24,10 @@ from tableformat import partition_meta
 from tableformat.abort import delete_instant_files, delete_timeline_files
 from tableformat.commit_metadata import COMMIT, REPLACE, hoodie_commit_metadata, spark_schema
 from tableformat.errors import IndexBenchError, TableConfigError
+from tableformat.layout import HOODIE, PROPERTIES
 from tableformat.lock import LOCK, WriterLock
 from tableformat.sizing import CommitTotals
 
-HOODIE = ".hoodie"
-PROPERTIES = "hoodie.properties"
 INFLIGHT = "inflight"
 REQUESTED = "requested"
 ROLLBACK = "rollback"

@@ -14,6 +14,7 @@ import xxhash
 from test_oracle import DDL, apply_batch, committed
 
 import indexes
+from indexbench import services
 from indexbench.driver import open_table, upsert
 from indexbench.verify import verify_table
 from indexes.consistent_hashing.plan import MERGE, SPLIT, ResizePlan, plan_partition
@@ -121,7 +122,7 @@ def _index(**params):
 
 def _services(spark, table, index):
     with table:
-        return index.spark.run_table_services(spark, table, batch_no=None)
+        return services.run_inline(spark, table, index, batch_no=None)
 
 
 def _upsert(spark, table, index, oracle, rows, n):
@@ -153,7 +154,7 @@ def test_split_with_dual_writes_then_a_merge_keep_the_snapshot_equal_to_the_orac
     # one writer holds the table throughout: a new one would roll the pending resize back
     with table:
         # 1. schedule + execute: nothing visible changes
-        assert splitting.spark.run_table_services(spark, table) == []
+        assert services.run_inline(spark, table, splitting, None) == []
         pending = PendingResize.find(table)
         assert pending is not None and pending.plan.splits == 4 and committed(uri) == oracle
         # 2. an upsert while pending writes resized buckets' records to their children too
@@ -167,7 +168,7 @@ def test_split_with_dual_writes_then_a_merge_keep_the_snapshot_equal_to_the_orac
             res.metrics["inserts"] + res.metrics["updates"] + res.metrics["deletes"])
         assert res.metrics["dual_written_files"] > 0
         # 3. complete: the children (execution + dual writes) replace the old groups
-        [row] = splitting.spark.run_table_services(spark, table)
+        [row] = services.run_inline(spark, table, splitting, None)
     assert (row["mode"], row["splits"], row["from_buckets"], row["to_buckets"]) == \
         ("resize", 4, 4, 8)
     assert row["dual_written_records"] == res.metrics["dual_written_records"]
@@ -193,11 +194,11 @@ def test_a_resize_killed_before_its_commit_is_rolled_back(spark, tmp_path):
     uri, rng, oracle, table, splitting = _loaded(spark, tmp_path, 3, 80, 150)
     rows = _rows(rng, 40, 1, 150, 0.2)
     with simulated_crash("resize_before_commit"), pytest.raises(SimulatedCrash), table:
-        splitting.spark.run_table_services(spark, table)
+        services.run_inline(spark, table, splitting, None)
         instant = PendingResize.find(table).instant
         upsert(spark, table, splitting, _batch(spark, rows), batch_no=1)
         apply_batch(oracle, rows)
-        splitting.spark.run_table_services(spark, table)
+        services.run_inline(spark, table, splitting, None)
     assert committed(uri) == oracle  # the old snapshot, readable
     table, index = open_table(uri, NAME)
     with table:
@@ -207,10 +208,10 @@ def test_a_resize_killed_before_its_commit_is_rolled_back(spark, tmp_path):
     # the next writer plans the resize again and completes it
     rows = _rows(rng, 30, 2, 150)
     with table:
-        splitting.spark.run_table_services(spark, table)
+        services.run_inline(spark, table, splitting, None)
         upsert(spark, table, splitting, _batch(spark, rows), batch_no=2)
         apply_batch(oracle, rows)
-        assert len(splitting.spark.run_table_services(spark, table)) == 1
+        assert len(services.run_inline(spark, table, splitting, None)) == 1
     assert committed(uri) == oracle and verify_table(spark, uri) == []
 
 

@@ -15,6 +15,7 @@ import pandas as pd
 import pytest
 from conftest import read_snapshot, table_files
 
+from indexbench import services
 from indexbench.driver import open_table, upsert
 from indexbench.verify import verify_table
 from indexes.dynamic_rli import rli
@@ -237,8 +238,9 @@ def test_failed_commit_after_rli_write_then_collisions(spark, tmp_path, monkeypa
 
 def test_rli_compaction_end_to_end(spark, tmp_path):
     """rli.compact.files=1: after a batch adds a second RLI file to a partition, the
-    partition's RLI is compacted into one file by its own replacecommit; routing and
-    every invariant survive, and the replaced files are gone."""
+    partition's RLI is compacted into one file by its own replacecommit (the inline
+    service after the commit, through the service runner); routing and every invariant
+    survive, and the replaced files are gone."""
     uri = str(tmp_path / "t")
     table, index = open_table(uri, "dynamic-rli", {**PARAMS, "rli_compact_files": 1})
     rng = np.random.default_rng(5)
@@ -249,8 +251,12 @@ def test_rli_compaction_end_to_end(spark, tmp_path):
                                 "dt": "A"})
             pdf["ts"] = rng.permutation(len(pdf)).astype("int64") + 1000 * b
             pdf["payload"] = f"b{b}"
-            metrics.append(upsert(spark, table, index, spark.createDataFrame(pdf)).metrics)
-    assert [m["rli_compactions"] for m in metrics] == [0, 1, 1]
+            upsert(spark, table, index, spark.createDataFrame(pdf))
+            metrics.append(services.run_inline(spark, table, index, batch_no=b))
+    assert [[m["rli_compactions"] for m in rows] for rows in metrics] == [[], [1], [1]]
+    row = metrics[1][0]
+    assert row["operation"] == "rli_compaction" and row["files_read"] == 2
+    assert row["rli_entries_written"] == 110 and row["bytes_read"] > 0
     snapshot = Table(uri).snapshot()
     visible = rli.visible_files(Table(uri), "A", snapshot.completed,
                                 rli.replaced_files(snapshot.extra))

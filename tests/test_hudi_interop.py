@@ -13,6 +13,7 @@ import pyarrow as pa
 import pytest
 
 import indexes
+from indexbench import services
 from indexbench.driver import open_table, upsert
 from indexbench.rescale import rescale_table
 from tableformat import basefile as bf
@@ -81,6 +82,8 @@ def tables(spark, tmp_path_factory) -> dict[str, str]:
             for b, (pool, n) in enumerate([(200, 160), (300, 120)]):
                 upsert(spark, table, index, spark.createDataFrame(make_batch(rng, pool, n, b)),
                        batch_no=b)
+                services.run_inline(spark, table, index, batch_no=b)  # as a run does
+            services.finish_pending(spark, table, index)
         out[name] = uri
     return out
 

@@ -17,8 +17,8 @@ from indexbench.cli import main
 from indexbench.driver import open_table, upsert
 from indexbench.rescale import rescale_table
 from indexbench.verify import verify_table
+from indexes.bucket.rescale import BUCKET_COUNTS_KEY, RescaleError
 from indexes.hashing import bucket_ids
-from indexes.multiple_rehash.core import BUCKET_COUNTS_KEY, RescaleError
 from indexes.partition_bucket.core import (
     HASHING_CONFIG_KEY,
     HASHING_INSTANT_KEY,
@@ -317,7 +317,7 @@ def test_bad_rescales_are_refused_before_anything_is_written(spark, loaded, tmp_
     with mr:
         upsert(spark, mr, mri, spark.createDataFrame(make_batch(np.random.default_rng(1),
                                                                 100, 40, 0)))
-    with pytest.raises(RescaleError, match="--expressions: a partition-bucket option"):
+    with pytest.raises(RescaleError, match="--expressions: only for partition-bucket tables"):
         rescale_table(other, "rehash", 2, expressions="a,2", spark=spark)
     with pytest.raises(TableConfigError, match="cannot be changed"):  # a rule is no --set
         open_table(uri, "partition-bucket", {EXPR_KEY: "a,3"})

@@ -35,7 +35,7 @@ PARAMS = {
     "dynamic-rli": {"hoodie.bucket.index.dynamic.max.records": "60",
                     "hoodie.bucket.index.dynamic.num.assigners": "2"},
 }
-# Counters the simulator must reproduce exactly (DESIGN §1: same code, same batches).
+# Counters the simulator must reproduce exactly (docs/simulator.md: same code, same batches).
 EXACT = ["records", "inserts", "updates", "file_groups", "files_in_table", "candidate_files",
          "files_read", "footers_read", "bloom_checks", "bloom_positives", "false_positives",
          "files_written", "records_written", "records_rewritten", "table_records", "buckets",

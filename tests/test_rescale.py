@@ -16,24 +16,28 @@ import pandas as pd
 import pytest
 from conftest import read_snapshot, table_files
 
+from indexbench import services
 from indexbench.driver import open_table, upsert
 from indexbench.rescale import rescale_table
 from indexbench.verify import verify_table
+from indexes.bucket.slices import HANG_IN_TASK, build_overwrite_job, build_rehash_job
 from indexes.hashing import bucket_ids
 from indexes.multiple_rehash import bucket_count_history
 from indexes.multiple_rehash.core import RescaleError, plan_rescale, rehash_factor
-from indexes.multiple_rehash.spark import (
-    HANG_IN_TASK,
-    build_overwrite_job,
-    build_rehash_job,
-    rescale,
-)
 from tableformat import basefile as bf
 from tableformat.errors import IndexBenchError, TableConfigError
 from tableformat.table import Table
 
 PARAMS = {"num_buckets": 4, "hash_field": "ik"}
 PARTS = ["2026-01-01", "2026-01-02"]
+
+
+def rescale(spark, table, index, mode, factor=None, partitions=None, num_buckets=None):
+    """One on-demand rescale through the service runner; the caller holds the lock."""
+    options = {"mode": mode, "factor": factor, "partitions": partitions,
+               "num_buckets": num_buckets}
+    [row] = services.run_service(spark, table, index, index.service("rescale"), options, None)
+    return row
 
 
 def make_batch(rng: np.random.Generator, pool: int, n: int, batch: int) -> pd.DataFrame:
@@ -100,7 +104,7 @@ def test_split_bucket_core_without_spark(tmp_path):
     """Old bucket b of N splits into b, b+N, b+2N under % 3N; one read, sorted children."""
     import pyarrow as pa
 
-    from indexes.multiple_rehash.spark import split_bucket
+    from indexes.bucket.slices import split_bucket
     from tableformat.fs import IOStats
 
     table = Table(str(tmp_path / "t"))

@@ -1,9 +1,8 @@
-"""The simulator: runs without pyspark, layers point one way, modelled bloom false
-positives agree with exact filters, chunking does not change a result."""
+"""The simulator: runs without pyspark, modelled bloom false positives agree with exact
+filters, chunking does not change a result (the layers: tests/test_architecture.py)."""
 
 from __future__ import annotations
 
-import ast
 import subprocess
 import sys
 from pathlib import Path
@@ -17,8 +16,6 @@ from tableformat import metrics as m
 
 ROOT = Path(__file__).resolve().parents[1]
 BLOCKED = "import sys; sys.modules['pyspark'] = None\n"
-# bottom → top: a package may import only from packages listed before it
-LAYERS = ["tableformat", "indexes", "workloads", "peers", "reports", "indexbench"]
 SIM_SIZES = {"initial_records": 6000, "batches": 3, "batch_size": 1500}
 
 
@@ -34,7 +31,9 @@ def test_cores_reports_and_sim_import_without_pyspark():
         "for n in indexes.names():\n"
         "    i = indexes.get(n)\n"
         "    i.simulator.__call__  # the adapter loads on use\n"
-        "import indexes.bloom.core, indexes.simple_bucket.core, indexes.multiple_rehash.core\n"
+        "import indexes.bloom.core, indexes.multiple_rehash.core\n"
+        "import indexes.bucket.routing, indexes.bucket.files, indexes.bucket.rescale\n"
+        "import indexes.bucket.index, indexes.bucket.sim\n"
         "import indexes.dynamic_rli.core, indexes.bloom.sim, indexes.simple_bucket.sim\n"
         "import indexes.multiple_rehash.sim, indexes.dynamic_rli.sim\n"
         "print('ok')\n")
@@ -66,35 +65,6 @@ def test_sim_refuses_spark_options_and_unknown_indexes(tmp_path, capsys):
     assert cli.main(["sim", "--indexes", "bloom,nope", "--out", str(tmp_path / "b")]) == 2
     assert "unknown index 'nope'" in capsys.readouterr().err
     assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
-
-
-def _imports(path: Path) -> set[str]:
-    tree = ast.parse(path.read_text())
-    out = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            out |= {a.name.split(".")[0] for a in node.names}
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            out.add(node.module.split(".")[0])
-    return out
-
-
-@pytest.mark.parametrize("package", LAYERS)
-def test_layers_point_one_way(package):
-    above = set(LAYERS[LAYERS.index(package) + 1:])
-    for path in (ROOT / package).rglob("*.py"):
-        bad = _imports(path) & above
-        assert not bad, f"{path.relative_to(ROOT)} imports {bad} from a layer above it"
-
-
-def test_no_core_or_definition_imports_pyspark():
-    for path in (ROOT / "indexes").rglob("*.py"):
-        if path.name in ("spark.py", "counters.py"):
-            continue
-        assert "pyspark" not in _imports(path), f"{path.relative_to(ROOT)} imports pyspark"
-    for path in list((ROOT / "tableformat").rglob("*.py")) + list(
-            (ROOT / "indexbench" / "sim").rglob("*.py")) + list((ROOT / "peers").rglob("*.py")):
-        assert "pyspark" not in _imports(path), f"{path.relative_to(ROOT)} imports pyspark"
 
 
 def test_modelled_false_positives_agree_with_exact_filters():

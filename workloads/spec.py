@@ -29,7 +29,7 @@ FRACTION_SLACK = 1e-9
 class Workload:
     """An upsert workload: an initial load (batch 0) followed by `batches` mixed batches.
 
-    Fields are documented in README.md, section "Workloads"; `__post_init__` refuses
+    Fields are documented in docs/workloads.md; `__post_init__` refuses
     values that would make the generator silently wrong (the message names the field).
 
     `keyspace` is the range the update-key chooser draws over (generator.update_keyspace):

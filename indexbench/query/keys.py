@@ -10,6 +10,7 @@ import numpy as np
 import pyarrow as pa
 
 import workloads
+from indexbench.batches import committed_batches as batches
 from tableformat.errors import IndexBenchError
 from workloads import generator
 
@@ -45,10 +46,8 @@ def lookup_keys(w: workloads.Workload, committed_batches: int, n: int, seed: int
 
 def committed_batches(snapshot, fingerprint: str, table_uri: str) -> int:
     """Batches of the workload whose fingerprint is ``fingerprint`` the table committed
-    (:func:`indexbench.api.committed_batches`); none is an error: lookups draw their keys
-    from them."""
-    from indexbench.api import committed_batches as batches
-
+    (:func:`indexbench.batches.committed_batches`); none is an error: lookups draw their
+    keys from them."""
     done = batches(snapshot, fingerprint, table_uri,
                    hint="give the workload that wrote it (--workload and its sizes)")
     if not done:

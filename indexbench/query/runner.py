@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import workloads
+from indexbench.batches import workload_fingerprint
 from indexbench.query.keys import committed_batches, lookup_keys, workload_of_table
 from tableformat.errors import IndexBenchError
 from tableformat.rows import QUERY_KINDS, query_row
@@ -71,8 +72,6 @@ def plan_queries(tables: Sequence[str], queries: str | Sequence[str] | None = No
                  workload: workloads.Workload | None = None,
                  join_unique_only: bool = False) -> QueryPlan:
     """Check everything before Spark starts: tables, queries, sizes, lookup workloads."""
-    from indexbench.api import workload_fingerprint
-
     if not tables:
         raise IndexBenchError("query needs at least one table")
     names = parse_queries(queries)
@@ -120,7 +119,6 @@ def run_queries(spark, plan: QueryPlan, *, run_id: str, seed: int = 0,
                 progress: Callable[[dict[str, Any]], None] | None = None
                 ) -> list[dict[str, Any]]:
     """Run a checked plan; one metrics row per (table, query, plan)."""
-    from indexbench.api import workload_fingerprint
     from indexbench.query import spark_query as sq
     from indexbench.query.bucketed import aligned_groups
 

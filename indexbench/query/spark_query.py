@@ -156,8 +156,8 @@ def warm_up(spark: SparkSession, index) -> None:
     def task(batches):
         import indexbench.query.lookup  # noqa: F401
         import indexes.bloom.core  # noqa: F401
+        import indexes.bucket.routing  # noqa: F401
         import indexes.dynamic_rli.rli  # noqa: F401
-        import indexes.simple_bucket.core  # noqa: F401
 
         index.describe()
         yield from batches

@@ -22,6 +22,7 @@ import pyarrow as pa
 import indexes
 import workloads
 from indexbench.sim import cost
+from indexbench.workload_args import load_workload
 from indexes.simulation import SimBatch, SimChunk, SimOptions
 from tableformat import metrics as m
 from tableformat.errors import IndexBenchError
@@ -172,17 +173,15 @@ def simulate_batch(index, adapter, model: ModelTable, w: workloads.Workload, b: 
     index_after = adapter.after_commit(True)
     row = upsert_row(batch_no=b, instant=instant, input_records=rows, records=records,
                      partitions_touched=len(touched), counts=adapter.counts, writes=totals,
-                     after=model.snapshot, timings={})
+                     after=model.snapshot, timings={},
+                     index_counters=index.counter_columns())
     row.update(index.table_metrics(model.snapshot))
     row.update(index_after)
-    for k in ("rli_files_written", "rli_bytes_written"):
-        if k in adapter.counts:
-            row[k] = adapter.counts[k]
     row["sim_s"] = time.perf_counter() - t0
     return row
 
 
-def simulate(index: str = "bloom", workload: str | workloads.Workload = "uniform", *,
+def simulate(index: str = indexes.DEFAULT_INDEX, workload: str | workloads.Workload = "uniform", *,
              batches: int | None = None, batch_size: int | None = None,
              initial_records: int | None = None, seed: int | None = None,
              params: dict[str, Any] | None = None, storage: str = "local",
@@ -192,8 +191,6 @@ def simulate(index: str = "bloom", workload: str | workloads.Workload = "uniform
              write: bool = True) -> pd.DataFrame:
     """Simulate one index through a workload; metrics rows in the contract (``run_mode``
     = "sim"), appended to ``out``'s metrics files."""
-    from indexbench.api import load_workload
-
     w = load_workload(workload, batches, batch_size, initial_records, seed)
     refuse_deletes(w)
     idx = indexes.get(index, **(params or {}))
@@ -205,6 +202,7 @@ def simulate(index: str = "bloom", workload: str | workloads.Workload = "uniform
         seed=w.seed, table_keys=G.total_keys(w), exact_bloom_keys=exact_bloom_keys,
         parallelism=parallelism)
     adapter = idx.simulator(model, options)
+    measured = idx.measured_columns()
     names = partition_names(w)
     run_id = run_id or m.new_run_id()
     out = out or os.path.join("out", f"{w.name}-sim-{run_id}")
@@ -214,11 +212,11 @@ def simulate(index: str = "bloom", workload: str | workloads.Workload = "uniform
     mine = []
     for b in range(w.batches + 1):
         row = as_modelled({**base, **simulate_batch(idx, adapter, model, w, b, names,
-                                                    chunk_rows)})
+                                                    chunk_rows)}, measured)
         row.update(cost.model_seconds(row, profile, cores=parallelism))
         mine.append(row)
         for extra in adapter.table_services(b):
-            service = as_modelled({**base, **extra})
+            service = as_modelled({**base, **extra}, measured)
             service.update(cost.model_seconds(service, profile, cores=parallelism))
             mine.append(service)
         if write:
@@ -226,7 +224,7 @@ def simulate(index: str = "bloom", workload: str | workloads.Workload = "uniform
         if progress:
             progress(row)
     for extra in adapter.finish_table_services():  # what the services left pending
-        service = as_modelled({**base, **extra, "batch": w.batches})
+        service = as_modelled({**base, **extra, "batch": w.batches}, measured)
         service.update(cost.model_seconds(service, profile, cores=parallelism))
         mine.append(service)
     if write:
@@ -248,8 +246,6 @@ def simulate_compare(indexes_: list[str] | None = None,
     ``sweep``: initial table sizes to run one after the other into the same metrics file
     and run id, each with batches scaled to the workload's batch/initial ratio — the
     points of the cost-vs-table-size curve (``scale.png``)."""
-    from indexbench.api import load_workload
-
     names = list(indexes_ or indexes.names())
     sizes = {k: options.pop(k) for k in ("batches", "batch_size", "initial_records", "seed")
              if k in options}
@@ -295,7 +291,7 @@ def _parallel(tasks: list[tuple[str, workloads.Workload]], jobs: int,
     from multiprocessing import get_context
 
     progress = options.pop("progress", None)
-    heavy = [i for i, (n, _) in enumerate(tasks) if n == "dynamic-rli"]
+    heavy = [i for i, (n, _) in enumerate(tasks) if indexes.index_class(n).SIM_MEMORY_HEAVY]
     light = [i for i in range(len(tasks)) if i not in heavy]
     lanes = [heavy] if heavy else []
     free = max(1, jobs - len(lanes))

@@ -16,15 +16,15 @@ from functools import partial
 
 import pyarrow as pa
 
-from indexes.base import Param, RecordIndex
-from indexes.bloom_filter import FOOTER_KEY, HASHINGS, PYBLOOM, HoodieBloomFilter
+from indexes.base import Metric, Param, RecordIndex
+from indexes.bloom_filter import FOOTER_KEY, HASHINGS, PYBLOOM, TYPE_CODE_KEY, HoodieBloomFilter
 from tableformat import sizing
 from tableformat.errors import IndexBenchError
 from tableformat.rows import measured_fp_rate
 
 __all__ = ["BloomIndex", "measured_fp_rate", "fraction"]
 
-DEFAULT_SCALE = 1 / 1000  # see fraction; README "Scale"
+DEFAULT_SCALE = 1 / 1000  # see fraction; docs/indexes/bloom.md, "Scale"
 
 
 def fraction(value: object) -> float:
@@ -45,6 +45,13 @@ class BloomIndex(RecordIndex):
     index_type = "BLOOM"
     SPARK_ADAPTER = "indexes.bloom.spark:BloomSpark"
     SIM_ADAPTER = "indexes.bloom.sim:BloomSim"
+    METRICS = (
+        Metric("range_footers_read", "footers read to prune candidate files by key range "
+               "(footers_read is their sum with check_footers_read)"),
+        Metric("check_footers_read", "footers read to load the bloom filters probed"),
+        Metric("true_positives", "bloom probes of keys that are in the probed file"),
+        Metric("bloom_mode", "simulator: 'exact' (real filters) or 'model' (drawn FPs)"),
+    )
     PARAMS = (
         Param("num_entries", "hoodie.index.bloom.num_entries", int, 60000,
               "entries each filter (row) is sized for"),
@@ -139,6 +146,14 @@ class BloomIndex(RecordIndex):
         num, mx = self.filter_entries
         return partial(HoodieBloomFilter.create, p["filter_type"], num, p["fpp"], mx,
                        hashing=p["hashing"])
+
+    def verify_base_file(self, path: str, footer: dict[str, str], keys) -> list[str]:
+        """The footer's bloom filter holds every key of its file."""
+        if FOOTER_KEY not in footer:
+            return ["no bloom filter in the footer"]
+        bloom = HoodieBloomFilter.deserialize(footer[FOOTER_KEY], footer.get(TYPE_CODE_KEY))
+        missing = int((~bloom.might_contain_many(keys)).sum())
+        return [f"bloom filter misses {missing} of its keys"] if missing else []
 
     def base_file_footer(self, record_keys: pa.Array) -> tuple[dict[str, str], int]:
         """The filter's footer entries as Hudi's HoodieBloomFilterWriteSupport writes them:

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from indexes.base import Param, RecordIndex, bucket_fill
+from indexes.base import BUCKET_COUNT_TOTAL, Metric, Param, RecordIndex, TableService, bucket_fill
+from indexes.consistent_hashing.plan import plan_resize
 from indexes.consistent_hashing.ring import Ring, committed_rings, locate
 from indexes.lookup import Candidates
 from indexes.xxhash32 import consistent_hash
@@ -34,6 +35,27 @@ class ConsistentHashingIndex(RecordIndex):
     assigns_inserts = True
     SPARK_ADAPTER = "indexes.consistent_hashing.spark:ConsistentHashingSpark"
     SIM_ADAPTER = "indexes.consistent_hashing.sim:ConsistentHashingSim"
+    METRICS = (
+        Metric("ring_lookups", "keys looked up in a ring (dual writes look up twice)",
+               counter=True),
+        Metric("dual_written_records", "records also written to a pending resize's "
+               "children", counter=True),
+        Metric("dual_written_files", "children's base files written by dual writes",
+               counter=True),
+        Metric("dual_written_bytes", "bytes of those files", counter=True, measured=True),
+        Metric("dual_merge_bytes_read", "bytes of children's base files the dual writes "
+               "merged", counter=True, measured=True),
+        Metric("splits", "resize: file groups split"),
+        Metric("merges", "resize: file groups merged"),
+        Metric("resize_pending_commits", "resize: commits it stayed pending"),
+        Metric("resize_execute_s", "resize: seconds of its planning and execution",
+               measured=True),
+        BUCKET_COUNT_TOTAL,
+    )
+    SERVICES = (
+        TableService("resize", "split and merge file groups by clustering (RFC-42)",
+                     operation="rescale", inline=True, may_stay_pending=True),
+    )
     PARAMS = (
         Param("engine", "hoodie.index.bucket.engine", str, ENGINE,
               "bucket index engine (this index is the CONSISTENT_HASHING one)",
@@ -97,6 +119,15 @@ class ConsistentHashingIndex(RecordIndex):
     def rings(self, snapshot, partitions) -> dict[str, Ring]:
         """Each partition's committed ring (default ring until a resize changed it)."""
         return committed_rings(snapshot, partitions, self.params["num_buckets"])
+
+    def plan_service(self, service, table, snapshot, options):
+        """The resize (clustering) plan of every partition whose file groups are too
+        large or too small (None: none, or resizing is off)."""
+        if not self.params["resize_enabled"]:
+            return None
+        rings = self.rings(snapshot, snapshot.partitions())
+        return plan_resize(snapshot, rings, self.split_size, self.merge_size,
+                           self.params["max_num_buckets"], self.min_buckets)
 
     # ---- figures and invariants ----------------------------------------------
     def table_metrics(self, snapshot) -> dict[str, float]:

@@ -65,7 +65,8 @@ class Node:
 def uuid_postfix(partition: str) -> str:
     """Hudi's ``partitionPathToUuidPostfix``: the partition path without ``/``, its last
     24 characters left-padded with ``0``, cut 4-4-4-12 like a uuid's tail. Characters a
-    file name should not carry become ``0`` (Hudi keeps them; see the README)."""
+    file name should not carry become ``0`` (Hudi keeps them; see
+    docs/indexes/consistent-hashing.md)."""
     tail = partition.replace("/", "")[-24:] if partition else ""
     tail = re.sub(r"[^0-9A-Za-z=.-]", "0", tail).rjust(24, "0")
     return f"{tail[:4]}-{tail[4:8]}-{tail[8:12]}-{tail[12:24]}"

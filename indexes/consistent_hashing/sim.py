@@ -17,9 +17,10 @@ from typing import Any
 
 import numpy as np
 
+from indexes.bucket.files import partition_bucket_fill
+from indexes.bucket.sim import SlotCounts
 from indexes.consistent_hashing.plan import ResizePlan, plan_resize, with_rings
 from indexes.consistent_hashing.ring import RINGS_KEY, Ring, rings_metadata
-from indexes.multiple_rehash.core import partition_bucket_fill
 from indexes.simulation import GroupWrites, SimAdapter, SimBatch, SimChunk
 from indexes.xxhash32 import consistent_hash
 from tableformat.rows import WriteTotals, rescale_row
@@ -44,9 +45,7 @@ class ConsistentHashingSim(SimAdapter):
         parts = batch.partitions
         rings = self.index.rings(self.model.snapshot, parts)
         self.rings: list[Ring] = [rings[p] for p in parts]
-        self.offset = np.concatenate([[0], np.cumsum([r.num_buckets for r in self.rings])])
-        self.new = np.zeros(int(self.offset[-1]), np.int64)
-        self.old = np.zeros(int(self.offset[-1]), np.int64)
+        self.slots = SlotCounts([r.num_buckets for r in self.rings])
         self.fields = self.index.hash_fields(batch.key_field)
         self.dual_hits: dict[tuple[str, str], int] = {}
 
@@ -59,13 +58,11 @@ class ConsistentHashingSim(SimAdapter):
         for p in chunk.parts().tolist():
             rows = np.flatnonzero(chunk.part == p)
             idx = self.rings[p].locate(h[rows])
-            slot[rows] = self.offset[p] + idx
+            slot[rows] = self.slots.offset[p] + idx
             self._dual(p, idx, h[rows])
         self.counts["keys_hashed"] += len(h)
         self.counts["ring_lookups"] += len(h)
-        size = len(self.new)
-        self.new += np.bincount(slot[chunk.is_new], minlength=size)
-        self.old += np.bincount(slot[~chunk.is_new], minlength=size)
+        self.slots.add(slot, chunk.is_new)
 
     def _dual(self, p: int, idx: np.ndarray, h: np.ndarray) -> None:
         """Records of a bucket a pending resize replaces also go to their child."""
@@ -85,11 +82,9 @@ class ConsistentHashingSim(SimAdapter):
 
     def finish(self) -> GroupWrites:
         out = GroupWrites()
-        for slot in np.flatnonzero(self.new + self.old):
-            p = int(np.searchsorted(self.offset, slot, side="right") - 1)
-            node = self.rings[p].nodes[int(slot - self.offset[p])]
-            out.add(self.batch.partitions[p], node.file_id, node.value,
-                    self.new[slot], self.old[slot])
+        for p, i, new, old in self.slots.touched():
+            node = self.rings[p].nodes[i]
+            out.add(self.batch.partitions[p], node.file_id, node.value, new, old)
         if self.pending is not None:  # each child reached is rewritten with its records
             files = 0
             written = 0.0

@@ -24,7 +24,6 @@ it was throughout.
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Iterator
 
 import numpy as np
@@ -36,24 +35,25 @@ from pyspark.sql.pandas.types import to_arrow_schema
 from indexes.base import (
     BUCKET_COL,
     FILE_ID_COL,
+    PendingService,
+    ServiceWork,
     SparkAdapter,
     TagContext,
     batch_hash_fields,
 )
+from indexes.bucket.files import partition_bucket_fill
+from indexes.bucket.slices import task_write_token, write_bucket_slice
+from indexes.bucket.spark_routing import tagged_schema
 from indexes.consistent_hashing import ConsistentHashingIndex
-from indexes.consistent_hashing.plan import ResizePlan, is_resize_plan, plan_resize, with_rings
+from indexes.consistent_hashing.plan import ResizePlan, is_resize_plan, with_rings
 from indexes.consistent_hashing.ring import RINGS_KEY, Ring, rings_metadata
 from indexes.consistent_hashing.storage import stored_ring, write_ring
-from indexes.counters import ShuffleMeter, new_counters
-from indexes.multiple_rehash.core import partition_bucket_fill
-from indexes.multiple_rehash.spark import task_write_token, write_bucket_slice
 from indexes.xxhash32 import consistent_hash
 from tableformat import basefile as bf
 from tableformat.commit_metadata import REPLACE, SPARK_SCHEMA_KEY
 from tableformat.errors import IndexBenchError
-from tableformat.faults import crash_if, fail_task_if_asked
+from tableformat.faults import fail_task_if_asked
 from tableformat.fs import IOStats
-from tableformat.rows import WriteTotals, rescale_row
 from tableformat.table import WRITE_STATS_SCHEMA, Table, stats_by_partition
 
 RESIZE_KEY = "indexbench.consistent.hashing.resize"  # extraMetadata: {splits, merges, …}
@@ -140,9 +140,10 @@ def execute_group(table: Table, partition: str, paths: list[str], ring: Ring,
 
 
 def run_execution(spark, table: Table, index: ConsistentHashingIndex, plan: ResizePlan,
-                  snapshot) -> tuple[list[dict], dict[str, float]]:
+                  snapshot, counters) -> list[dict]:
     """One Spark task per clustering group writes its children (a narrow plan: no
-    Exchange carries table rows). Returns write stats and what was read."""
+    Exchange carries table rows); what the tasks read goes to ``counters``. Returns the
+    children's write stats."""
     paths = {(s.partition, s.file_id): s.path for s in snapshot.slices.values()}
     rows = [(i, g.partition) for i, g in enumerate(plan.groups)]
     groups = [(g.partition, [paths[(g.partition, f)] for f in g.file_ids],
@@ -150,7 +151,6 @@ def run_execution(spark, table: Table, index: ConsistentHashingIndex, plan: Resi
     rings = plan.rings_after
     uri, instant = table.uri, plan.instant
     fields = index.hash_fields(table.config.record_key_field)
-    counters = new_counters(spark)
     stats_schema = T._parse_datatype_string(WRITE_STATS_SCHEMA)
     stats_arrow = to_arrow_schema(stats_schema)
     frame = spark.createDataFrame(spark.sparkContext.parallelize(rows, max(1, len(rows))),
@@ -171,16 +171,22 @@ def run_execution(spark, table: Table, index: ConsistentHashingIndex, plan: Resi
                 if stats:
                     yield pa.RecordBatch.from_pylist(stats, schema=stats_arrow)
 
-    with ShuffleMeter(spark, f"indexbench-resize-{instant}") as meter:
-        stats = [r.asDict() for r in frame.mapInArrow(execute, stats_schema)
-                 .collect()]  # ok: one write stat per child file
-    counts = dict(counters.value)
-    return stats, {"files_read": counts.get("files_read", 0),
-                   "bytes_read": counts.get("bytes_read", 0),
-                   "shuffle_bytes": meter.write_bytes, "spark_jobs": len(meter.jobs)}
+    return [r.asDict() for r in frame.mapInArrow(execute, stats_schema)
+            .collect()]  # ok: one write stat per child file
 
 
 # ---------------------------------------------------------------- the adapter
+def dual_write_counts(stats: list[dict]) -> dict[str, float]:
+    """What dual writes did, from their write stats."""
+    return {
+        "dual_written_records": sum(int(s["numInserts"]) + int(s["numUpdateWrites"])
+                                    + int(s.get("numDeletes") or 0) for s in stats),
+        "dual_written_files": len(stats),
+        "dual_written_bytes": sum(int(s["totalWriteBytes"]) for s in stats),
+        "dual_merge_bytes_read": sum(int(s.get("mergeBytesRead") or 0) for s in stats),
+    }
+
+
 class ConsistentHashingSpark(SparkAdapter):
     """Tag by ring in the tasks; resize by clustering after commits."""
 
@@ -206,10 +212,7 @@ class ConsistentHashingSpark(SparkAdapter):
                     ctx.pending_groups[(p, fid)] = (stat["path"] if stat else None,
                                                     pending.instant)
         part_field, acc = cfg.partition_field, ctx.counters
-        schema = T.StructType(batch.schema.fields + [
-            T.StructField(FILE_ID_COL, T.StringType(), False),
-            T.StructField(BUCKET_COL, T.IntegerType(), False),
-        ])
+        schema = tagged_schema(batch.schema)
 
         def tag(batches):
             from indexes.consistent_hashing.ring import locate
@@ -250,103 +253,79 @@ class ConsistentHashingSpark(SparkAdapter):
 
         return batch.mapInArrow(tag, schema)
 
-    # ---- table service: resize -------------------------------------------------
-    def run_table_services(self, spark, table, batch_no: int | None = None) -> list[dict]:
-        """After a commit: complete a pending resize that has waited its commits, or plan
-        (and execute) a new one; one metrics row per completed resize."""
-        if not self.index.params["resize_enabled"]:
-            return []
-        pending = PendingResize.find(table)
-        if pending is not None:
-            snap = table.snapshot()
-            waited = sum(i > pending.instant for i in snap.completed)
-            if waited >= self.index.params["pending_commits"]:
-                return [self.complete(spark, table, pending, batch_no)]
-            return []
-        pending = self.schedule(spark, table)
-        if pending is not None and self.index.params["pending_commits"] == 0:
-            return [self.complete(spark, table, pending, batch_no)]
-        return []
+    def pending_write_counts(self, stats: list[dict]) -> dict[str, float]:
+        """The dual writes of an upsert: records copied to a pending resize's children,
+        counted apart from the batch's own writes (they are the resize's cost)."""
+        return dual_write_counts(stats)
 
-    def finish_table_services(self, spark, table) -> list[dict]:
-        """End of a run: complete a pending resize now, however few commits it waited."""
-        pending = PendingResize.find(table)
-        return [self.complete(spark, table, pending, None)] if pending is not None else []
+    # ---- table service: resize (run by indexbench.services) -------------------------
+    def service_request(self, service, plan: ResizePlan) -> dict:
+        return plan.to_json()  # Hudi's clustering plan in .replacecommit.requested
 
-    def schedule(self, spark, table) -> PendingResize | None:
-        """Plan a resize of every partition that needs one and execute it (steps 1)."""
-        t0 = time.perf_counter()
-        snap = table.snapshot()
-        index = self.index
-        rings = index.rings(snap, snap.partitions())
-        plan = plan_resize(snap, rings, index.split_size, index.merge_size,
-                           index.params["max_num_buckets"], index.min_buckets)
-        if plan is None:
-            return None
-        plan.instant = table.start_instant(REPLACE, plan.to_json())
+    def execute_service(self, service, plan: ResizePlan, spark, table, instant,
+                        counters) -> ServiceWork:
+        """Step 1: the children's base files and the new rings' ``.hashing_meta`` files,
+        all named after ``instant`` (nothing visible until it completes)."""
+        plan.instant = instant
         with_rings(plan)
-        stats, read = run_execution(spark, table, index, plan, snap)
-        crash_if("resize_after_write")
+        stats = run_execution(spark, table, self.index, plan, table.snapshot(), counters)
         for ring in plan.rings_after.values():
             write_ring(table, ring)
-        inflight = {"partitionToWriteStats": stats_by_partition(stats),
-                    "execute_s": time.perf_counter() - t0, **read}
-        table.write_inflight(plan.instant, inflight, REPLACE)
-        return PendingResize(table, plan.instant, plan, inflight)
+        return ServiceWork(stats=stats)
 
-    def complete(self, spark, table, pending: PendingResize, batch_no: int | None) -> dict:
-        """Publish the resize: the children's latest files replace the old groups."""
-        t0 = time.perf_counter()
-        before = table.snapshot()
-        plan = pending.plan
-        latest = list(pending.latest_children(before).values())
-        dual = pending.dual_writes(before)
+    def stays_pending(self, pending: PendingService, snapshot) -> bool:
+        """Step 2: pending (dual-written) until ``pending.commits`` commits completed."""
+        waited = sum(i > pending.instant for i in snapshot.completed)
+        return waited < self.index.params["pending_commits"]
+
+    def find_pending(self, service, table) -> PendingService | None:
+        """An executed resize whose replacecommit has not completed, from the timeline."""
+        found = PendingResize.find(table)
+        if found is None:
+            return None
+        info = found.inflight
+        executed = [s for stats in info["partitionToWriteStats"].values() for s in stats]
+        return PendingService(
+            service, found.instant, found.plan,
+            ServiceWork(stats=executed, read={"files_read": info.get("files_read", 0),
+                                              "bytes_read": info.get("bytes_read", 0)}),
+            execute_s=info.get("execute_s"), shuffle_bytes=info.get("shuffle_bytes"),
+            spark_jobs=info.get("spark_jobs"))
+
+    def complete_service(self, pending: PendingService, table, snapshot) -> ServiceWork:
+        """Step 3: the children's latest base files (their dual writes included) replace
+        the old file groups; the replacecommit records the new rings."""
+        plan: ResizePlan = pending.plan
+        resize = PendingResize(table, pending.instant, plan,
+                               {"partitionToWriteStats": stats_by_partition(pending.work.stats)})
         replaced: dict[str, list[str]] = {}
         for g in plan.groups:
             replaced.setdefault(g.partition, []).extend(g.file_ids)
-        metadata = {
-            "operationType": "CLUSTER",
-            "partitionToWriteStats": stats_by_partition(latest),
-            "partitionToReplaceFileIds": {p: sorted(ids) for p, ids in sorted(replaced.items())},
-            "extraMetadata": {
-                SPARK_SCHEMA_KEY: before.schema,
+        parts = sorted(plan.rings_after)
+        return ServiceWork(
+            stats=list(resize.latest_children(snapshot).values()), replaced=replaced,
+            extra_metadata={
+                SPARK_SCHEMA_KEY: snapshot.schema,
                 RINGS_KEY: rings_metadata(plan.rings_after.values()),
                 RESIZE_KEY: json.dumps({"splits": plan.splits, "merges": plan.merges}),
             },
-        }
-        crash_if("resize_before_commit")
-        table.complete_instant(plan.instant, metadata, REPLACE)
-        commit_s = time.perf_counter() - t0
-        after = table.snapshot()
-        parts = sorted(plan.rings_after)
-        info = pending.inflight
-        # the clustering's own writes; the dual writes are counted apart (below)
-        executed = [s for stats in info["partitionToWriteStats"].values() for s in stats]
-        row = rescale_row(
-            mode="resize", batch_no=batch_no, instant=plan.instant, factor=float("nan"),
-            from_buckets=sum(plan.rings_before[p].num_buckets for p in parts),
-            to_buckets=sum(plan.rings_after[p].num_buckets for p in parts),
-            partitions_touched=len(parts), files_read=info.get("files_read", 0),
-            bytes_read=info.get("bytes_read", 0),
-            writes=WriteTotals.from_stats(executed), after=after,
-            timings={"write_s": info.get("execute_s"), "commit_s": commit_s,
-                     "total_s": (info.get("execute_s") or 0) + commit_s},
-            shuffle_bytes=info.get("shuffle_bytes"), shuffle_read_bytes=None,
-            spark_jobs=info.get("spark_jobs"),
-            fill_before=partition_bucket_fill(before, parts),
-            fill_after=partition_bucket_fill(after, parts))
-        row.update(self.index.table_metrics(after))
-        row.update({
-            "splits": plan.splits, "merges": plan.merges,
-            "resize_pending_commits": sum(i > plan.instant for i in before.completed),
-            "resize_execute_s": info.get("execute_s"),
-            "dual_written_records": sum(int(s["numInserts"]) + int(s["numUpdateWrites"])
-                                        + int(s.get("numDeletes") or 0) for s in dual),
-            "dual_written_files": len(dual),
-            "dual_written_bytes": sum(int(s["totalWriteBytes"]) for s in dual),
-            "dual_merge_bytes_read": sum(int(s.get("mergeBytesRead") or 0) for s in dual),
-        })
-        return row
+            operation_type="CLUSTER",
+            figures={
+                "mode": "resize", "partitions_touched": len(parts),
+                "from_buckets": sum(plan.rings_before[p].num_buckets for p in parts),
+                "to_buckets": sum(plan.rings_after[p].num_buckets for p in parts),
+                "rescale_factor": float("nan"), "splits": plan.splits, "merges": plan.merges,
+                "resize_pending_commits": sum(i > plan.instant for i in snapshot.completed),
+                "resize_execute_s": pending.execute_s,
+                **{f"rescaled_{k}_before": v
+                   for k, v in partition_bucket_fill(snapshot, parts).items()},
+                # the clustering's own writes are the row's; the dual writes apart
+                **dual_write_counts(resize.dual_writes(snapshot)),
+            })
+
+    def service_figures(self, pending: PendingService, before, after) -> dict:
+        parts = sorted(pending.plan.rings_after)
+        return {f"rescaled_{k}_after": v for k, v in partition_bucket_fill(after, parts).items()}
 
     # ---- verify --------------------------------------------------------------------
     def verify(self, spark, table, snapshot) -> list[str]:

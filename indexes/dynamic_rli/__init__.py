@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from indexes.base import Param, RecordIndex, bucket_fill
+from indexes.base import BUCKET_COUNT_TOTAL, Metric, Param, RecordIndex, TableService, bucket_fill
 from indexes.dynamic_rli import rli
 from indexes.dynamic_rli.assigner import BYTES, RECORDS, Capacity, PartitionIndex, assigner_of
 from indexes.dynamic_rli.cache import HashBucketMap
@@ -38,6 +38,35 @@ class DynamicRliIndex(RecordIndex):
     assigns_inserts = True
     SPARK_ADAPTER = "indexes.dynamic_rli.spark:DynamicRliSpark"
     SIM_ADAPTER = "indexes.dynamic_rli.sim:DynamicRliSim"
+    SIM_MEMORY_HEAVY = True  # its caches: the memory-heavy run at a billion keys
+    METRICS = (
+        Metric("resident_partitions", "partitions whose cache is loaded"),
+        Metric("resident_keys", "keys held by the loaded caches"),
+        Metric("resident_collisions", "key hashes of the caches shared by several keys"),
+        Metric("keys_bootstrapped", "keys loaded from the RLI into caches this batch"),
+        Metric("partitions_bootstrapped", "partitions bootstrapped this batch"),
+        Metric("bootstrap_s", "seconds of bootstrapping", measured=True),
+        Metric("evictions", "partitions evicted at this checkpoint"),
+        Metric("evictions_total", "partitions evicted so far"),
+        Metric("buckets_created", "buckets opened this batch (all full)"),
+        Metric("buckets_created_total", "buckets opened so far"),
+        Metric("hash_collisions", "new keys whose hash an existing key has"),
+        Metric("num_assigners", "bucket assigners P"),
+        Metric("rli_files_read", "RLI files read by bootstraps"),
+        Metric("rli_bytes_read", "RLI bytes read by bootstraps", measured=True),
+        Metric("rli_entries_written", "RLI entries appended (new keys)"),
+        Metric("rli_files_written", "RLI files appended", counter=True),
+        Metric("rli_bytes_written", "RLI bytes appended", counter=True, measured=True),
+        Metric("rli_compactions", "RLI compactions (service rows: 1)"),
+        Metric("rli_entries", "entries of the visible RLI files"),
+        Metric("rli_dead_entries", "RLI entries of deleted keys"),
+        BUCKET_COUNT_TOTAL,
+    )
+    SERVICES = (
+        TableService("rli-compaction", "compact a partition's RLI files into one once it "
+                     "has more than hoodie.bucket.index.dynamic.rli.compact.files",
+                     operation="rli_compaction", inline=True),
+    )
     PARAMS = (
         Param("num_assigners", "hoodie.bucket.index.dynamic.num.assigners", int, 0,
               "bucket assigners P = initial buckets per partition (0: Spark default "
@@ -104,6 +133,20 @@ class DynamicRliIndex(RecordIndex):
         """RLI lookup: the partition's RLI entries of the keys name their file groups."""
         return rli.lookup_candidates(table, view.index_files.get(partition, ()),
                                      keys.column(view.record_key_field), stats, counts)
+
+    def plan_service(self, service, table, snapshot, options) -> list | None:
+        """RLI compaction: every partition with more than ``rli.compact.files`` visible
+        RLI files, with those files (None: none has, or compaction is off)."""
+        limit = self.params["rli_compact_files"]
+        if not limit:
+            return None
+        replaced = rli.replaced_files(snapshot.extra)
+        todo = []
+        for p in rli.rli_partitions(table):
+            files = rli.visible_files(table, p, snapshot.completed, replaced)
+            if len(files) > limit:
+                todo.append((p, [f.path for f in files]))
+        return todo or None
 
     def table_metrics(self, snapshot) -> dict[str, float]:
         counts = np.array([s.num_records for s in snapshot.slices.values()])

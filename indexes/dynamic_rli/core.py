@@ -24,7 +24,7 @@ from tableformat.errors import TableConfigError
 
 BATCH_COUNTERS = ("keys_bootstrapped", "bootstrap_s", "rli_files_read", "rli_bytes_read",
                   "partitions_bootstrapped", "evictions", "buckets_created", "hash_collisions",
-                  "rli_entries_written", "rli_compactions")
+                  "rli_entries_written")
 
 # what a bootstrap loader returns: key hashes, buckets, RLI files read, RLI bytes read
 RliEntries = tuple[np.ndarray, np.ndarray, int, int]

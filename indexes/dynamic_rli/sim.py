@@ -16,12 +16,12 @@ import tempfile
 
 import numpy as np
 
+from indexes.bucket.files import existing_bucket_files, new_bucket_file_id
 from indexes.dynamic_rli import ASSIGNERS_KEY, rli
 from indexes.dynamic_rli.assigner import count_values
 from indexes.dynamic_rli.cache import hash_order
 from indexes.dynamic_rli.core import bucket_file_sizes
 from indexes.hashing import java_string_hash, spark_murmur3_hash
-from indexes.simple_bucket.core import existing_bucket_files, new_bucket_file_id
 from indexes.simulation import GroupWrites, SimAdapter, SimBatch, SimChunk, SimOptions
 
 RLI_ENTRY_BYTES = 60  # modelled: key (~36 B) + hash + bucket + file id, compressed

@@ -31,13 +31,20 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark import StorageLevel
 from pyspark.sql import functions as F
-from pyspark.sql import types as T
 
-from indexes.base import BUCKET_COL, FILE_ID_COL, CommitContext, SparkAdapter, TagContext
+from indexes.base import (
+    BUCKET_COL,
+    FILE_ID_COL,
+    CommitContext,
+    ServiceWork,
+    SparkAdapter,
+    TagContext,
+)
+from indexes.bucket.files import existing_bucket_files, new_bucket_file_id
+from indexes.bucket.spark_routing import tagged_schema
 from indexes.dynamic_rli import ASSIGNERS_KEY, DynamicRliIndex, rli
 from indexes.dynamic_rli.cache import sorted_distinct
 from indexes.dynamic_rli.core import bucket_file_sizes, member
-from indexes.simple_bucket.core import existing_bucket_files, new_bucket_file_id
 from tableformat import basefile as bf
 from tableformat.basefile import IS_DELETED
 from tableformat.errors import IndexBenchError
@@ -129,9 +136,7 @@ class DynamicRliSpark(SparkAdapter):
         self._routing = routing
         bc = ctx.spark.sparkContext.broadcast(routing)
         self._cleanup.append(bc.destroy)
-        schema = T.StructType(batch.schema.fields + [  # null: a delete of an unknown key
-            T.StructField(FILE_ID_COL, T.StringType(), has_deletes),
-            T.StructField(BUCKET_COL, T.IntegerType(), has_deletes)])
+        schema = tagged_schema(batch.schema, has_deletes)  # null: a delete of an unknown key
 
         acc = ctx.counters
 
@@ -305,11 +310,30 @@ class DynamicRliSpark(SparkAdapter):
             self.core.fail(self._latest_successful())
             return {}
         self.core.complete()
-        limit = self.index.params["rli_compact_files"]
-        if limit and self._table is not None and self._spark is not None:
-            if compact_rli(self._spark, self._table, limit):
-                self.core.count(rli_compactions=1)
         return self.core.cache_metrics()
+
+    # ---- table service: RLI compaction (run by indexbench.services) -----------------
+    def service_request(self, service, plan) -> dict:
+        return {"operationType": "INDEX", "partitions": [p for p, _ in plan]}
+
+    def execute_service(self, service, plan, spark, table, instant, counters) -> ServiceWork:
+        """One task per partition copies the entries of its RLI files into one file of
+        ``instant``; the commit lists it and hides the old files, deleted once it
+        completes (a cleaner with zero retention; readers already ignore them)."""
+        made = compact_rli(spark, table, plan, instant, counters)
+        old = sorted(f for _, files in plan for f in files)
+        # Hudi's nearest operation is its indexer's INDEX (Hudi compacts an index
+        # inside its metadata table's own timeline; this RLI lives on the data table's)
+        return ServiceWork(
+            operation_type="INDEX",
+            extra_metadata={rli.FILES_KEY: json.dumps([{"path": r["path"], "bytes": r["bytes"],
+                                                        "entries": r["rows"]} for r in made]),
+                            rli.REPLACED_KEY: json.dumps(old)},
+            figures={"mode": service.name, "partitions_touched": len(plan),
+                     "rli_compactions": 1,
+                     "rli_entries_written": sum(int(r["rows"]) for r in made),
+                     "rli_bytes_written": sum(int(r["bytes"]) for r in made)},
+            on_complete=lambda: [table.fs.delete_file(table.abs_path(rel)) for rel in old])
 
     def verify(self, spark, table, snapshot) -> list[str]:
         """Every snapshot key has exactly one RLI entry whose bucket is its file's bucket,
@@ -317,22 +341,13 @@ class DynamicRliSpark(SparkAdapter):
         return verify_rli(spark, table, snapshot, self.index.params["hash_function"])
 
 
-def compact_rli(spark, table, min_files: int, partitions: list[str] | None = None) -> str | None:
-    """Compact every partition with more than ``min_files`` visible RLI files into one
-    file, as its own replacecommit; old files are deleted once it completes (readers
-    already ignore them). Returns the instant, or None when nothing needed compacting.
-    The caller holds the writer lock."""
-    snapshot = table.snapshot()
-    replaced = rli.replaced_files(snapshot.extra)
-    todo = []
-    for p in partitions or rli.rli_partitions(table):
-        files = rli.visible_files(table, p, snapshot.completed, replaced)
-        if len(files) > min_files:
-            todo.append((p, json.dumps([f.path for f in files])))
-    if not todo:
-        return None
-    instant = table.start_instant("replacecommit")
+def compact_rli(spark, table, plan: list[tuple[str, list[str]]], instant: str,
+                counters) -> list[dict]:
+    """Compact each planned partition's RLI files into one file of ``instant`` (one
+    task per partition); returns (path, bytes, rows) of the new files. The files read
+    are counted in ``counters``."""
     uri = table.uri
+    todo = [(p, json.dumps(files)) for p, files in plan]
 
     def run(pdf):
         from tableformat.table import Table
@@ -340,27 +355,19 @@ def compact_rli(spark, table, min_files: int, partitions: list[str] | None = Non
         t = Table(uri)
         out = []
         for p, files in zip(pdf["partition"], pdf["files"], strict=True):
-            rel, size, rows = rli.compact_partition(t, p, json.loads(files), instant)
+            paths = json.loads(files)
+            rel, size, rows = rli.compact_partition(t, p, paths, instant)
+            counters.add({"files_read": len(paths),
+                          "bytes_read": sum(t.fs.get_file_info(t.abs_path(f)).size
+                                            for f in paths)})
             out.append({"path": rel, "bytes": size, "rows": rows})
         return pd.DataFrame(out, columns=["path", "bytes", "rows"])
 
     df = spark.createDataFrame(pd.DataFrame(todo, columns=["partition", "files"]))
-    made = (df.repartition(max(1, min(len(todo), spark.sparkContext.defaultParallelism)))
+    return [r.asDict() for r in
+            df.repartition(max(1, min(len(todo), spark.sparkContext.defaultParallelism)))
             .groupBy("partition").applyInPandas(run, "path string, bytes long, rows long")
-            .collect())  # ok: one row per compacted partition
-    old = sorted(f for _, files in todo for f in json.loads(files))
-    # Hudi's nearest operation is its indexer's INDEX (Hudi compacts an index inside its
-    # metadata table's own timeline; this RLI lives on the data table's)
-    table.complete_instant(instant, {
-        "operationType": "INDEX", "partitionToWriteStats": {},
-        "partitionToReplaceFileIds": {},
-        "extraMetadata": {rli.FILES_KEY: json.dumps([{"path": r["path"], "bytes": r["bytes"],
-                                                      "entries": r["rows"]} for r in made]),
-                          rli.REPLACED_KEY: json.dumps(old)},
-    }, action="replacecommit")
-    for rel in old:  # a cleaner with zero retention
-        table.fs.delete_file(table.abs_path(rel))
-    return instant
+            .collect()]  # ok: one row per compacted partition
 
 
 def verify_rli(spark, table, snapshot, hash_function: str) -> list[str]:
@@ -369,7 +376,7 @@ def verify_rli(spark, table, snapshot, hash_function: str) -> list[str]:
     from collections import Counter
 
     problems = []
-    # entries of deleted keys stay (README, "Deletes"): orphans then are dead entries
+    # entries of deleted keys stay (docs/driver.md, "Deletes"): orphans then are dead entries
     deleted_in = sorted(partitions_with_deletes(table))
     per_bucket = Counter((s.partition, bf.bucket_of_file_id(s.file_id))
                          for s in snapshot.slices.values())

@@ -16,7 +16,9 @@ from typing import Any
 
 import numpy as np
 
-from indexes.base import Param
+from indexes.base import BUCKET_COUNT_TOTAL, Param, ServiceOption, TableService
+from indexes.bucket.files import partition_bucket_fill
+from indexes.bucket.index import BucketIndex
 from indexes.multiple_rehash.core import (
     BUCKET_COUNTS_KEY,
     MODES,
@@ -24,20 +26,36 @@ from indexes.multiple_rehash.core import (
     bucket_count_history,
     current_bucket_counts,
     history_problems,
-    partition_bucket_fill,
+    plan_rescale,
 )
-from indexes.simple_bucket import SimpleBucketIndex
 from tableformat.errors import IndexBenchError
 
 
-class MultipleRehashIndex(SimpleBucketIndex):
+class MultipleRehashIndex(BucketIndex):
     """Simple-bucket routing with per-partition bucket counts that rescales can grow."""
 
     name = "multiple-rehash"
     index_type = "BUCKET"
     SPARK_ADAPTER = "indexes.multiple_rehash.spark:MultipleRehashSpark"
     SIM_ADAPTER = "indexes.multiple_rehash.sim:MultipleRehashSim"
-    PARAMS = SimpleBucketIndex.PARAMS + (
+    METRICS = (BUCKET_COUNT_TOTAL,)
+    SERVICES = (
+        TableService(
+            "rescale", "grow partitions' bucket counts N -> k*N (RFC-29): rehash or overwrite",
+            operation="rescale", inline=True, command="rescale",
+            usage="--factor K [--mode rehash|overwrite] or --mode overwrite --buckets M",
+            options=(
+                ServiceOption("--factor", "factor", "k, N -> k*N buckets (rehash: integer "
+                              ">= 2; overwrite: any > 1)", metavar="K"),
+                ServiceOption("--buckets", "num_buckets", "overwrite: the new bucket count",
+                              type=int, metavar="N"),
+                ServiceOption("--mode", "mode", "rehash (default) or overwrite",
+                              choices=("rehash", "overwrite")),
+                ServiceOption("--partition", "partitions", "partition to rescale "
+                              "(repeatable; default: all)", repeatable=True, metavar="P"),
+            )),
+    )
+    PARAMS = BucketIndex.PARAMS + (
         Param("rescale_max_bucket_records", "indexbench.rescale.max.bucket.records", int, 0,
               "after each commit, rescale a partition whose largest bucket holds more "
               "records than this (0 = off)"),
@@ -79,6 +97,24 @@ class MultipleRehashIndex(SimpleBucketIndex):
         counts = self.bucket_counts(snapshot, snapshot.partitions())
         out["bucket_count_total"] = int(sum(counts.values()))
         return out
+
+    def plan_service(self, service, table, snapshot, options) -> Any | None:
+        """The rescale plan. Inline (no options, after a commit): the auto-rescale
+        policy — every partition whose largest bucket is too big, in one replacecommit
+        (``hoodie.bucket.index.max.num.buckets`` stops the growth: a hot index key
+        cannot be split by any bucket count). On demand (``indexbench rescale``): the
+        given mode (default rehash), factor, partitions or bucket count."""
+        if not options:
+            if not self.policy_enabled:
+                return None
+            over = self.oversized_partitions(snapshot)
+            if not over:
+                return None
+            return plan_rescale(snapshot, self, self.params["rescale_mode"],
+                                factor=self.params["rescale_factor"], partitions=sorted(over))
+        return plan_rescale(snapshot, self, options.get("mode") or "rehash",
+                            options.get("factor"), options.get("partitions"),
+                            options.get("num_buckets"))
 
     def bucket_problems(self, snapshot) -> list[str]:
         """Simple-bucket's invariants against current counts, plus a coherent history."""

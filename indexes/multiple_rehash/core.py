@@ -1,35 +1,35 @@
 """multiple-rehash core: bucket-count history, rescale planning and bucket splitting.
 
 Spark-free: the Spark adapter (:mod:`indexes.multiple_rehash.spark`) and the simulator
-both plan with :func:`plan_rescale`, split with :func:`split_rows` and record the new
-counts with :func:`rescale_metadata`. A rehash grows a partition N → k·N: bucket ``b``
-holds exactly the records that go to ``b, b+N, …, b+(k−1)·N`` under ``% kN`` (since
-``(h % kN) % N == h % N``), so each old bucket is split on its own; an overwrite accepts
-any new count and reshuffles the partition.
+both plan with :func:`plan_rescale`, split with :func:`~indexes.bucket.rescale.split_rows`
+and record the new counts with :func:`~indexes.bucket.rescale.rescale_metadata` (the plan
+types and the metadata are the bucket indexes' shared ones: :mod:`indexes.bucket.rescale`).
+A rehash grows a partition N → k·N: bucket ``b`` holds exactly the records that go to
+``b, b+N, …, b+(k−1)·N`` under ``% kN`` (since ``(h % kN) % N == h % N``), so each old
+bucket is split on its own; an overwrite accepts any new count and reshuffles the
+partition.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from numbers import Integral, Real
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from indexes.base import bucket_fill
-from tableformat.commit_metadata import SPARK_SCHEMA_KEY
-from tableformat.errors import IndexBenchError, InvariantViolation
+from indexes.bucket.rescale import (
+    BUCKET_COUNTS_KEY,
+    MODES,
+    RESCALE_KEY,
+    RescaleError,
+    RescalePlan,
+)
 
 if TYPE_CHECKING:
     from indexes.multiple_rehash import MultipleRehashIndex
     from tableformat.table import Snapshot
-
-# extraMetadata of a rescale replacecommit (Hudi keeps extraMetadata as string → string)
-BUCKET_COUNTS_KEY = "indexbench.bucket.index.partition.num.buckets"  # JSON {partition: N}
-RESCALE_KEY = "indexbench.bucket.rescale"  # JSON {mode, factor, from: {partition: N}}
-
-MODES = ("rehash", "overwrite")
 
 
 @dataclass(frozen=True)
@@ -65,28 +65,6 @@ def current_bucket_counts(snapshot, default: int) -> dict[str, int]:
     for change in bucket_count_history(snapshot):
         counts[change.partition] = change.to_buckets
     return counts
-
-
-class RescaleError(IndexBenchError):
-    """A rescale is refused before anything is written (bad factor, mode or partition)."""
-
-
-@dataclass
-class RescalePlan:
-    """What a rescale will do: per partition (from, to) bucket counts, and the mode."""
-
-    mode: str
-    factor: float
-    counts: dict[str, tuple[int, int]]
-    slices: list = field(default_factory=list)  # the FileSlices to replace
-
-    @property
-    def from_buckets(self) -> int:
-        return sum(f for f, _ in self.counts.values())
-
-    @property
-    def to_buckets(self) -> int:
-        return sum(t for _, t in self.counts.values())
 
 
 # ---------------------------------------------------------------- validation (no Spark)
@@ -157,34 +135,6 @@ def plan_rescale(snapshot: Snapshot, index: MultipleRehashIndex, mode: str,
     return RescalePlan(mode, fac, counts, snapshot.in_partitions(wanted))
 
 
-def rescale_metadata(plan: RescalePlan, schema: str | None) -> dict[str, str]:
-    """extraMetadata of the rescale replacecommit: the partitions' new counts and why."""
-    counts = sorted(plan.counts.items())
-    return {
-        SPARK_SCHEMA_KEY: schema,
-        BUCKET_COUNTS_KEY: json.dumps({p: t for p, (_, t) in counts}),
-        RESCALE_KEY: json.dumps({"mode": plan.mode, "factor": plan.factor,
-                                 "from": {p: f for p, (f, _) in counts}}),
-    }
-
-
-def split_rows(new_buckets: np.ndarray, bucket: int, from_buckets: int, to_buckets: int,
-               where: str = "") -> list[tuple[int, np.ndarray]]:
-    """Rows of old bucket ``bucket`` per child under ``% to_buckets`` (empty children
-    omitted: simple-bucket never makes an empty file group). A row hashing outside the
-    bucket means the table broke the bucket invariant: refuse."""
-    stray = int((new_buckets % from_buckets != bucket).sum())
-    if stray:
-        raise InvariantViolation(f"{where}: {stray} records do not belong to bucket {bucket} "
-                                 f"of {from_buckets}; run indexbench verify")
-    out = []
-    for child in range(bucket, to_buckets, from_buckets):
-        rows = np.flatnonzero(new_buckets == child)
-        if rows.size:
-            out.append((child, rows))
-    return out
-
-
 def history_problems(snapshot, initial: int) -> list[str]:
     """Problems of the bucket-count history (``verify``)."""
     problems = []
@@ -204,8 +154,6 @@ def history_problems(snapshot, initial: int) -> list[str]:
     return problems
 
 
-def partition_bucket_fill(snapshot, partitions: list[str]) -> dict[str, float]:
-    """Bucket size figures over some partitions only (skew before/after a rescale)."""
-    wanted = set(partitions)
-    return bucket_fill(np.array([s.num_records for s in snapshot.slices.values()
-                                 if s.partition in wanted]))
+__all__ = ["BUCKET_COUNTS_KEY", "MODES", "RESCALE_KEY", "BucketCountChange", "RescaleError",
+           "RescalePlan", "bucket_count_history", "current_bucket_counts", "history_problems",
+           "plan_rescale", "rehash_factor"]

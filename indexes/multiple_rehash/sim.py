@@ -1,9 +1,10 @@
 """multiple-rehash in the simulator: simple-bucket's routing plus the rescale service.
 
 A rescale is planned by the same core as on Spark (:func:`plan_rescale`), and every old
-bucket is split by :func:`split_rows` over the bucket ids of its records under the new
-count — the records are regenerated from their ordinals (a workload's keys are pure
-functions of them), so the split is exact; bytes and shuffle are modelled.
+bucket is split by :func:`~indexes.bucket.rescale.split_rows` over the bucket ids of its
+records under the new count — the records are regenerated from their ordinals (a
+workload's keys are pure functions of them), so the split is exact; bytes and shuffle
+are modelled.
 """
 
 from __future__ import annotations
@@ -12,20 +13,16 @@ from typing import Any
 
 import numpy as np
 
+from indexes.bucket.files import new_bucket_file_id, partition_bucket_fill
+from indexes.bucket.rescale import rescale_metadata, split_rows
+from indexes.bucket.sim import BucketSim
 from indexes.hashing import bucket_ids
-from indexes.multiple_rehash.core import (
-    partition_bucket_fill,
-    plan_rescale,
-    rescale_metadata,
-    split_rows,
-)
-from indexes.simple_bucket.core import new_bucket_file_id
-from indexes.simple_bucket.sim import SimpleBucketSim
+from indexes.multiple_rehash.core import plan_rescale
 from tableformat.basefile import bucket_of_file_id
 from tableformat.rows import WriteTotals, rescale_row
 
 
-class MultipleRehashSim(SimpleBucketSim):
+class MultipleRehashSim(BucketSim):
     """Simple-bucket routing with per-partition counts that the policy grows."""
 
     def table_services(self, batch_no: int) -> list[dict[str, Any]]:

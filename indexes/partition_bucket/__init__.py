@@ -4,7 +4,7 @@ Hudi's partition-level bucket index (``hoodie.index.type=BUCKET``, engine SIMPLE
 ``hoodie.bucket.index.partition.expressions`` ``regex1,N1;regex2,N2`` gives a partition
 the count of the first rule whose regex matches its path, else
 ``hoodie.bucket.index.num.buckets``. Hashing, file naming and the one-file-group-per-
-bucket layout are simple-bucket's. The rules are versioned
+bucket layout are simple-bucket's (:mod:`indexes.bucket`). The rules are versioned
 (``.hoodie/.bucket_index/partition_bucket_index_meta/configs/<instant>.hashing_config``,
 Hudi's folder); a new version is made only by the offline rescale
 (``indexbench rescale TABLE --expressions ...``), one replacecommit that overwrites the
@@ -16,7 +16,8 @@ Parsing, versions and planning: :mod:`indexes.partition_bucket.core`; Spark:
 
 from __future__ import annotations
 
-from indexes.base import Param
+from indexes.base import BUCKET_COUNT_TOTAL, Param, ServiceOption, TableService
+from indexes.bucket.index import BucketIndex
 from indexes.partition_bucket.core import (
     EXPRESSIONS_KEY,
     HASHING_CONFIG_KEY,
@@ -24,24 +25,42 @@ from indexes.partition_bucket.core import (
     RULE_TYPE_KEY,
     HashingConfig,
     bucket_count,
+    checked_config,
     config_in_force,
     history_problems,
+    new_config,
     parse_expressions,
+    plan_partition_rescale,
     rule_type,
 )
-from indexes.simple_bucket import SimpleBucketIndex
 
 ENGINE = "SIMPLE"
 
 
-class PartitionBucketIndex(SimpleBucketIndex):
+class PartitionBucketIndex(BucketIndex):
     """Simple-bucket routing with per-partition counts from versioned regex rules."""
 
     name = "partition-bucket"
     index_type = "BUCKET"
     SPARK_ADAPTER = "indexes.partition_bucket.spark:PartitionBucketSpark"
     SIM_ADAPTER = "indexes.partition_bucket.sim:PartitionBucketSim"
-    PARAMS = SimpleBucketIndex.PARAMS + (
+    METRICS = (BUCKET_COUNT_TOTAL,)
+    SERVICES = (
+        TableService(
+            "rescale", "make new regex rules the version in force and overwrite the "
+            "partitions whose count they change (RFC-89)",
+            operation="rescale", command="rescale",
+            usage="--expressions 'regex,N;...' [--buckets DEFAULT], which overwrites every "
+                  "partition whose count the new rules change",
+            options=(
+                ServiceOption("--expressions", "expressions", "the new rules (RFC-89); "
+                              "partitions whose count they change are overwritten",
+                              metavar="'REGEX,N;...'"),
+                ServiceOption("--buckets", "num_buckets", "the new default count", type=int,
+                              metavar="N"),
+            )),
+    )
+    PARAMS = BucketIndex.PARAMS + (
         Param("engine", "hoodie.index.bucket.engine", str, ENGINE,
               "bucket index engine (RFC-89's partition-level counts are the SIMPLE engine's)",
               choices=(ENGINE,)),
@@ -58,6 +77,13 @@ class PartitionBucketIndex(SimpleBucketIndex):
         self.params["partition_rule_type"] = rule_type(self.params["partition_rule_type"])
         self.params["partition_expressions"] = self.params["partition_expressions"].strip()
         parse_expressions(self.params["partition_expressions"])
+
+    def plan_service(self, service, table, snapshot, options):
+        """The offline rescale (RFC-89): the given rules (and default count) as the next
+        version, and the overwrite of every partition whose count they change."""
+        current = checked_config(table, snapshot, self.initial_config())
+        new = new_config(current, options.get("expressions"), options.get("num_buckets"))
+        return plan_partition_rescale(snapshot, current, new)
 
     def initial_config(self) -> HashingConfig:
         """Version 0: the table's properties (``00000000000000000.hashing_config``)."""

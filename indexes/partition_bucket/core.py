@@ -27,7 +27,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from indexes.multiple_rehash.core import BUCKET_COUNTS_KEY, RescaleError, RescalePlan
+from indexes.bucket.rescale import BUCKET_COUNTS_KEY, RescaleError, RescalePlan
 from tableformat import fs as tfs
 from tableformat.errors import IndexBenchError, InvariantViolation
 
@@ -348,16 +348,23 @@ def new_config(current: HashingConfig, expressions: str | None,
     return HashingConfig(expressions, default, current.rule, "pending", current.version)
 
 
+@dataclass
+class RulesRescalePlan(RescalePlan):
+    """A rescale that makes new rules (``config``) the version in force."""
+
+    config: HashingConfig | None = None
+
+
 def plan_partition_rescale(snapshot: Snapshot, current: HashingConfig,
-                           new: HashingConfig) -> RescalePlan:
+                           new: HashingConfig) -> RulesRescalePlan:
     """Overwrite exactly the snapshot's partitions whose count changes (RFC-89's insert
     overwrite); an empty plan still makes the new version effective."""
     partitions = snapshot.partitions()
     old, now = current.counts(partitions), new.counts(partitions)
     counts = {p: (old[p], now[p]) for p in partitions if old[p] != now[p]}
     before, after = sum(f for f, _ in counts.values()), sum(t for _, t in counts.values())
-    return RescalePlan("overwrite", after / before if before else 1.0, counts,
-                       snapshot.in_partitions(counts))
+    return RulesRescalePlan("overwrite", after / before if before else 1.0, counts,
+                            snapshot.in_partitions(counts), config=new)
 
 
 def rescale_extra(config: HashingConfig) -> dict[str, str]:

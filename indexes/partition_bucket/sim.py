@@ -6,12 +6,12 @@ offline rescale is not simulated."""
 
 from __future__ import annotations
 
+from indexes.bucket.sim import BucketSim
 from indexes.partition_bucket.core import HashingConfig, commit_metadata
-from indexes.simple_bucket.sim import SimpleBucketSim
 from indexes.simulation import GroupWrites, SimBatch
 
 
-class PartitionBucketSim(SimpleBucketSim):
+class PartitionBucketSim(BucketSim):
     """Counts records per (partition, bucket) under the partition's rule count."""
 
     def begin(self, batch: SimBatch) -> None:
