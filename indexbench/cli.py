@@ -355,6 +355,11 @@ def cmd_list(args: argparse.Namespace) -> int:
         for p in cls.PARAMS:
             default = str(p.default).lower() if p.type is bool else p.default
             console.print(f"  {p.key}={default}", soft_wrap=True, highlight=False)
+        for s in cls.SERVICES:
+            when = ", ".join(w for w, on in (("after each commit", s.inline),
+                                             (f"indexbench {s.command}", s.command)) if on)
+            console.print(f"  table service [bold]{s.name}[/bold] ({when}): {s.help}",
+                          soft_wrap=True, highlight=False)
     console.print("\n[bold]workload presets[/bold] (--workload NAME or a TOML path)")
     for name in workloads.presets():
         console.print(f"  [bold]{name}[/bold]: {workloads.describe(name)}")
