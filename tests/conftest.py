@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
+import os
+
 import pandas as pd
 import pytest
 
 from indexbench.spark import get_session
 from tableformat import basefile as bf
 from tableformat.table import Table
+
+# Every JVM the tests start through spark-submit (the session below, and the CLI runs,
+# crash scripts, notebook kernel and cluster driver they start in subprocesses, which
+# inherit the environment) compiles with C1 only: the tests run many tiny jobs, where C2
+# compiling hot code costs more CPU than it saves (about a third of a small compare's
+# wall time on 2 cores). The JIT tier changes no result. Set SPARK_SUBMIT_OPTS to
+# override (empty: the JVM's default tiers).
+os.environ.setdefault("SPARK_SUBMIT_OPTS", "-XX:TieredStopAtLevel=1")
 
 
 @pytest.fixture(scope="session")
@@ -17,6 +27,50 @@ def spark():
                                 "spark.driver.memory": "2g"})
     yield session
     session.stop()
+
+
+# The `spark` marker (`pytest -m "not spark"`: the suite without a JVM, in well under a
+# minute). Every test whose fixture closure holds the session `spark` fixture, directly or
+# through another fixture, gets it here; tests that start Spark another way (a subprocess
+# running the CLI, a notebook kernel, a standalone cluster) carry it explicitly.
+FORBID_SPARK = "INDEXBENCH_TESTS_FORBID_SPARK"
+_spark_starts: list[str] = []
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if "spark" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.spark)
+
+
+def pytest_configure(config):
+    """With INDEXBENCH_TESTS_FORBID_SPARK=1 any JVM start fails: in this process (the
+    py4j gateway launch raises and is remembered, so a test that swallows the error still
+    fails the session) and in child processes (JAVA_HOME points nowhere, so spark-submit
+    cannot start). Proves `-m "not spark"` selects every test that starts Spark."""
+    if not os.environ.get(FORBID_SPARK):
+        return
+    import sys
+
+    import pyspark.java_gateway
+    from pyspark import SparkContext
+
+    def refuse(*args, **kwargs):
+        _spark_starts.append(os.environ.get("PYTEST_CURRENT_TEST", "?"))
+        raise RuntimeError(f"{FORBID_SPARK} is set, yet this test starts Spark: mark it "
+                           "@pytest.mark.spark")
+
+    # both names: SparkContext's own and the module's (indexbench.spark launches the JVM
+    # itself, through pyspark.java_gateway)
+    sys.modules[SparkContext.__module__].launch_gateway = refuse
+    pyspark.java_gateway.launch_gateway = refuse
+    os.environ["JAVA_HOME"] = "/nonexistent/forbidden-by-" + FORBID_SPARK
+
+
+def pytest_sessionfinish(session, exitstatus):
+    if _spark_starts:
+        print(f"\n{FORBID_SPARK}: Spark was started by " + ", ".join(_spark_starts))
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 def read_snapshot(uri: str) -> pd.DataFrame:

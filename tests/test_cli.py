@@ -64,10 +64,18 @@ def test_run_writes_the_metrics_contract_and_verify_passes(spark, tmp_path, caps
     assert "resuming at batch 3" in capsys.readouterr().out
 
 
-def test_compare_runs_identical_batches(spark, tmp_path):
-    out = tmp_path / "cmp"
+@pytest.fixture(scope="module")
+def compared(spark, tmp_path_factory):
+    """One ``compare`` of bloom and simple-bucket (SMALL, the default query phase), shared
+    by the tests below: its exit code and output directory."""
+    out = tmp_path_factory.mktemp("compare") / "cmp"
     rc = cli.main(["compare", "--indexes", "bloom,simple-bucket", *SMALL, "--out", str(out),
                    "--set", "simple-bucket:hoodie.bucket.index.num.buckets=2"])
+    return rc, out
+
+
+def test_compare_runs_identical_batches(compared):
+    rc, out = compared
     assert rc == 0
     df = pd.read_parquet(out / "metrics.parquet")
     # the default query phase: lookups, group-by and self-join after the upserts
@@ -81,10 +89,13 @@ def test_compare_runs_identical_batches(spark, tmp_path):
     assert tables["bloom"] == tables["simple-bucket"]
 
 
-def test_verify_fails_on_a_missing_file(spark, tmp_path):
-    out = tmp_path / "out"
-    assert cli.main(["run", "--index", "bloom", *SMALL, "--out", str(out)]) == 0
-    table = out / "tables" / "bloom"
+def test_verify_fails_on_a_missing_file(compared, tmp_path):
+    import shutil
+
+    rc, out = compared  # its bloom table is the one `run --index bloom` SMALL writes
+    assert rc == 0
+    table = tmp_path / "bloom"
+    shutil.copytree(out / "tables" / "bloom", table)
     latest = sorted(s.path for s in Table(str(table)).snapshot().slices.values())
     (table / latest[0]).unlink()
     assert cli.main(["verify", str(table)]) == 1
@@ -189,6 +200,7 @@ def test_interrupt_prints_one_line_and_exits_130(monkeypatch, capsys):
 
 
 @pytest.mark.slow
+@pytest.mark.spark
 def test_ctrl_c_during_a_run_prints_one_line_and_exits_130(tmp_path):
     """A real SIGINT while Spark jobs run: one line on stderr, no JVM or py4j output."""
     import signal
@@ -265,6 +277,7 @@ def test_a_resumed_run_says_what_it_rolled_back_and_skipped(spark, tmp_path):
     assert any("resuming at batch 2" in m for m in said), said
 
 
+@pytest.mark.spark
 def test_spark_logging_is_quiet_by_default(tmp_path):
     """A command prints its own lines, not Spark's start-up chatter (INDEXBENCH_VERBOSE=1
     brings it back)."""

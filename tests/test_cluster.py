@@ -14,7 +14,7 @@ from standalone import standalone_cluster
 
 from tableformat.table import LOCK
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.spark]
 
 
 def _cli(*args: str, cwd) -> subprocess.CompletedProcess:

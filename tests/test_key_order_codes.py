@@ -39,7 +39,7 @@ def test_sorting_by_code_sorts_the_keys(key_format: str, seed: int) -> None:
     by_key = np.argsort(keys, kind="stable")
     np.testing.assert_array_equal(by_code, by_key)
     # distinct keys have distinct codes (and equal keys, from repeated ordinals, equal codes)
-    assert len(np.unique(codes)) == len(np.unique(keys))
+    assert len(np.unique(codes)) == len(set(keys.tolist()))  # (np.unique on str: ~10x slower)
 
     # codes[i] < codes[j] implies key[i] < key[j], on random pairs
     rng = np.random.default_rng(seed + 1)

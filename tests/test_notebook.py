@@ -5,9 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import nbformat
+import pytest
 from nbclient import NotebookClient
 
 NOTEBOOK = Path(__file__).resolve().parents[1] / "notebooks" / "compare_indexes.ipynb"
+
+pytestmark = pytest.mark.spark  # the kernel starts its own Spark session
 
 
 def test_notebook_runs(tmp_path, monkeypatch):
