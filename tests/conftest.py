@@ -67,8 +67,15 @@ def pytest_configure(config):
     os.environ["JAVA_HOME"] = "/nonexistent/forbidden-by-" + FORBID_SPARK
 
 
+def pytest_runtest_teardown(item, nextitem):
+    if _spark_starts:  # the test's own error may have been caught: fail it here
+        started = ", ".join(_spark_starts)
+        _spark_starts.clear()
+        pytest.fail(f"{FORBID_SPARK}: Spark was started by {started}", pytrace=False)
+
+
 def pytest_sessionfinish(session, exitstatus):
-    if _spark_starts:
+    if _spark_starts:  # outside any test (at import, say)
         print(f"\n{FORBID_SPARK}: Spark was started by " + ", ".join(_spark_starts))
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
