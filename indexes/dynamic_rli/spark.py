@@ -78,7 +78,6 @@ class DynamicRliSpark(SparkAdapter):
         super().__init__(index)
         self.core = index.core
         self._table = None
-        self._spark = None
         self._routing: dict[str, tuple] = {}
         self._cleanup: list = []
 
@@ -89,7 +88,7 @@ class DynamicRliSpark(SparkAdapter):
     # ---- tagging ---------------------------------------------------------------
     def tag_location(self, batch, ctx: TagContext):
         """Hashes to the driver, assignment there, (hash, bucket) arrays broadcast back."""
-        self._table, self._spark = ctx.table, ctx.spark
+        self._table = ctx.table
         if self.core.pending is not None:  # the last checkpoint never completed
             self.after_commit(self.core.pending, ok=False)
         self.core.begin(ctx.instant, self._latest_successful)
