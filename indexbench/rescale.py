@@ -66,7 +66,7 @@ def checked_options(index: RecordIndex, service: TableService,
 def plan_table_rescale(table: Table, index: RecordIndex, service: TableService,
                        options: dict[str, Any]) -> RescalePlan:
     """Every argument checked against the committed snapshot; nothing is written."""
-    plan = services.plan(None, table, index, service, checked_options(index, service, options))
+    plan = services.plan(table, index, service, checked_options(index, service, options))
     if plan is None:
         raise RescaleError(f"{index.name}: nothing to rescale")
     return plan

@@ -58,8 +58,8 @@ def finish_pending(spark: SparkSession, table: Table, index: RecordIndex
     return rows
 
 
-def plan(spark: SparkSession | None, table: Table, index: RecordIndex,
-         service: TableService, options: dict[str, Any]) -> Any | None:
+def plan(table: Table, index: RecordIndex, service: TableService,
+         options: dict[str, Any]) -> Any | None:
     """The service's plan against the committed snapshot; nothing is written."""
     return index.plan_service(service, table, table.snapshot(), options)
 
@@ -79,7 +79,7 @@ def run_service(spark: SparkSession, table: Table, index: RecordIndex,
         with undone_on_failure(spark, table, what):
             return [complete(spark, table, index, pending, batch_no)]
     t_start = time.perf_counter()
-    the_plan = planned if planned is not None else plan(spark, table, index, service, options)
+    the_plan = planned if planned is not None else plan(table, index, service, options)
     if the_plan is None:
         return []
     with undone_on_failure(spark, table, what):

@@ -12,6 +12,7 @@ lays them out.
 from __future__ import annotations
 
 import base64
+import functools
 import math
 import struct
 import zlib
@@ -49,6 +50,11 @@ from tableformat.table import Table
 def _keys(n: int, prefix: str = "k") -> list[str]:
     """Record keys of every UTF-8 width and tail length: ASCII, Latin-1, Cyrillic, CJK,
     emoji (4 bytes), NUL, 1..3-byte keys and a few long ones."""
+    return list(_key_tuple(n, prefix))  # a new list each call: callers may change theirs
+
+
+@functools.cache
+def _key_tuple(n: int, prefix: str) -> tuple[str, ...]:  # made once per (n, prefix)
     alphabet = ["a", "Z", "0", "é", "ß", "ж", "ключ", "中", "文", "\U0001f600", "\x00", "-", "ÿ"]
     rng = np.random.default_rng(zlib.crc32(prefix.encode()))
     out = []
@@ -57,7 +63,7 @@ def _keys(n: int, prefix: str = "k") -> list[str]:
         body = "".join(alphabet[j] for j in rng.integers(0, len(alphabet), width))
         out.append(f"{prefix}{i}{body}")
     out += [prefix[:1], prefix[:1] + "é", prefix[:1] + "ab", prefix[:1] + "abc", "中", "\U0001f600"]
-    return list(dict.fromkeys(out))  # unique, in order
+    return tuple(dict.fromkeys(out))  # unique, in order
 
 
 @pytest.fixture(scope="module")
@@ -83,7 +89,14 @@ def _java_read(jvm, cls_name: str, data: bytes):
 
 
 def _key(jvm, key: str):
-    return jvm.org.apache.hadoop.util.bloom.Key(bytearray(key.encode("utf-8")))
+    return _key_class(jvm)(bytearray(key.encode("utf-8")))
+
+
+@functools.cache
+def _key_class(jvm):
+    """Hadoop's Key class, looked up once per JVM: py4j resolves a dotted class name by
+    reflection calls on every lookup (~1 ms, ten times the Key itself)."""
+    return jvm.org.apache.hadoop.util.bloom.Key
 
 
 def _hudi_part(f: HoodieBloomFilter) -> bytes:
