@@ -1,0 +1,212 @@
+"""Vectorized Avro binary decoding of an Avro data block's records into Arrow.
+
+The records of a data block are ``[int32 big-endian length][Avro record]`` back to back.
+Decoding runs *field by field over all records at once*: a cursor array holds each
+record's read position, and every field is read for every record with numpy — a union
+index byte, a zigzag varint (up to 10 bytes gathered per record, masked at the first
+byte without its high bit), the little-endian bytes of a float, a string's length then
+an Arrow ``binary_view`` pointing into the block (cast to a plain string array by Arrow
+in C++, which copies each value once). At the end each cursor must sit exactly at its
+record's end, which checks every length prefix against the schema.
+
+The one step per record in Python is :func:`record_starts`: where record *i + 1* starts
+depends on record *i*'s length prefix, a chain no numpy operation follows without
+pointer-jumping over every byte offset (work of order bytes × log records, slower than
+the chain itself). It is one ``struct.unpack_from`` per record, ~0.25 µs, a small part
+of the decode.
+"""
+
+from __future__ import annotations
+
+import struct
+
+import numpy as np
+import pyarrow as pa
+
+from tableformat.hudi_log.schema import Field, arrow_schema
+
+_INT = struct.Struct(">i")
+_SEVEN = np.arange(10, dtype=np.uint64) * np.uint64(7)
+PAD = 16  # zero bytes after the content so fixed-width gathers never run past the end
+
+
+class AvroDecodeError(ValueError):
+    """Bytes that are not the Avro encoding of the schema's records."""
+
+
+def record_starts(content: bytes | memoryview, start: int, count: int
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """Walk ``count`` length-prefixed records from ``start``: each record's first byte
+    and its length. Refuses a prefix that is negative or runs past the content."""
+    unpack = _INT.unpack_from
+    size = len(content)
+    starts: list[int] = []
+    lengths: list[int] = []
+    add_start, add_length = starts.append, lengths.append
+    p = start
+    try:
+        for _ in range(count):
+            (n,) = unpack(content, p)
+            add_start(p + 4)
+            add_length(n)
+            p += 4 + n
+    except struct.error:
+        raise AvroDecodeError(f"record {len(starts)} of {count}: its length prefix at byte "
+                              f"{p} runs past the block's content ({size} bytes)") from None
+    s, n = np.array(starts, np.int64), np.array(lengths, np.int64)
+    if count and (n.min() < 0 or p > size):
+        bad = int(np.argmax((n < 0) | (s + n > size)))
+        raise AvroDecodeError(f"record {bad} of {count}: length {int(n[bad])} at byte "
+                              f"{int(s[bad]) - 4} does not fit the block's {size} bytes")
+    if p != size:
+        raise AvroDecodeError(f"{size - p} bytes after the block's {count} records")
+    return s, n
+
+
+class Cursor:
+    """The read position of every record still being decoded, over one padded buffer."""
+
+    def __init__(self, content: bytes | memoryview, starts: np.ndarray):
+        self.raw = content
+        self.buf = np.concatenate([np.frombuffer(content, np.uint8), np.zeros(PAD, np.uint8)])
+        self.size = len(content)
+        self.pos = starts.copy()
+
+    def check(self, pos: np.ndarray) -> None:
+        """Refuse a read that starts at or after the end of the content (the padding
+        keeps gathers of up to 16 bytes from such a start in bounds)."""
+        if len(pos) and int(pos.max()) >= self.size:
+            raise AvroDecodeError("a record's fields run past the end of the block")
+
+    def varint(self, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The unsigned varint at each position: its value and byte count."""
+        self.check(pos)
+        first = self.buf[pos]
+        if len(pos) == 0 or int(first.max()) < 0x80:
+            return first.astype(np.uint64), np.ones(len(pos), np.int64)
+        rows = self.buf[pos[:, None] + np.arange(10)]
+        more = rows >= 0x80
+        if more.all(axis=1).any():
+            raise AvroDecodeError("a varint runs over 10 bytes")
+        count = np.argmin(more, axis=1).astype(np.int64) + 1
+        groups = np.left_shift((rows & 0x7F).astype(np.uint64), _SEVEN)
+        groups[np.arange(10)[None, :] >= count[:, None]] = 0
+        return np.bitwise_or.reduce(groups, axis=1), count
+
+    def long(self, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Zigzag-decoded longs at each position and their byte counts."""
+        z, count = self.varint(pos)
+        value = np.right_shift(z, np.uint64(1)).view(np.int64) ^ -(z & np.uint64(1)).view(np.int64)
+        return value, count
+
+    def fixed(self, pos: np.ndarray, width: int) -> np.ndarray:
+        """``width`` bytes at each position, (n, width) uint8 (at most 16)."""
+        self.check(pos)
+        return self.buf[pos[:, None] + np.arange(width)]
+
+    def binary(self, pos: np.ndarray) -> tuple[pa.Array, np.ndarray]:
+        """Length-prefixed bytes at each position as an Arrow binary array, and the
+        bytes each value took (varint + data)."""
+        length, count = self.long(pos)
+        start = pos + count
+        if len(length) and (length.min() < 0 or int((start + length).max()) > self.size):
+            raise AvroDecodeError("a string or bytes length runs past its record")
+        m = len(pos)
+        views = np.zeros((m, 16), np.uint8)
+        views[:, :4] = length.astype("<i4").view(np.uint8).reshape(m, 4)
+        head = self.buf[start[:, None] + np.arange(12)]  # start <= size: in the padding
+        short = length <= 12
+        views[:, 4:] = np.where(short[:, None] & (np.arange(12)[None, :] < length[:, None]),
+                                head, 0)
+        long_ = ~short
+        if long_.any():  # prefix, buffer 0, offset into the block
+            views[long_, 4:8] = head[long_, :4]
+            views[long_, 12:] = start[long_].astype("<i4").view(np.uint8).reshape(-1, 4)
+        array = pa.Array.from_buffers(pa.binary_view(), m,
+                                      [None, pa.py_buffer(views), pa.py_buffer(self.raw)])
+        return array.cast(pa.binary()), count + length
+
+
+def _with_nulls(values: pa.Array, valid: np.ndarray | None, n: int) -> pa.Array:
+    """Spread the values of the valid rows over all ``n`` rows (nulls elsewhere)."""
+    if valid is None:
+        return values
+    index = np.full(n, -1, np.int64)
+    index[valid] = np.arange(int(valid.sum()))
+    return values.take(pa.array(index, mask=~valid))
+
+
+def _values(cur: Cursor, field: Field, pos: np.ndarray) -> tuple[pa.Array, np.ndarray]:
+    """The values of ``field`` at ``pos`` and the bytes each took."""
+    kind, m = field.kind, len(pos)
+    if kind in ("int", "long", "date", "timestamp-micros", "local-timestamp-micros"):
+        v, count = cur.long(pos)
+        if kind in ("int", "date"):
+            if len(v) and (v.min() < -(2**31) or v.max() > 2**31 - 1):
+                raise AvroDecodeError(f"field {field.name!r}: an int out of 32-bit range")
+            v = v.astype(np.int32)
+        return pa.array(v).view(field.arrow_type), count
+    if kind in ("float", "double"):
+        width = 4 if kind == "float" else 8
+        v = cur.fixed(pos, width).view("<f4" if width == 4 else "<f8").reshape(m)
+        return pa.array(v.astype(v.dtype.newbyteorder("="))), np.full(m, width, np.int64)
+    if kind == "boolean":
+        cur.check(pos)
+        v = cur.buf[pos]
+        if len(v) and v.max() > 1:
+            raise AvroDecodeError(f"field {field.name!r}: a boolean byte is not 0 or 1")
+        return pa.array(v.astype(bool)), np.ones(m, np.int64)
+    if kind in ("string", "bytes"):
+        array, count = cur.binary(pos)
+        if kind == "string":
+            try:
+                array = array.cast(pa.string())
+            except pa.ArrowInvalid as e:
+                raise AvroDecodeError(f"field {field.name!r}: {e}") from None
+        return array, count
+    if kind == "decimal":
+        be = cur.fixed(pos, field.size)
+        le = np.where((be[:, :1] >= 0x80), np.uint8(0xFF), np.uint8(0)).repeat(16, axis=1)
+        le[:, :field.size] = be[:, ::-1]
+        return pa.Array.from_buffers(field.arrow_type, m, [None, pa.py_buffer(le)]), \
+            np.full(m, field.size, np.int64)
+    if kind == "null":
+        return pa.nulls(m), np.zeros(m, np.int64)
+    raise AssertionError(kind)
+
+
+def read_field(cur: Cursor, field: Field, n: int) -> pa.Array:
+    """Decode ``field`` for every record and advance the cursors past it."""
+    valid = None
+    if field.nullable and field.kind != "null":
+        index, count = cur.long(cur.pos)
+        valid = index == field.value_branch
+        if not (valid | (index == 1 - field.value_branch)).all():
+            raise AvroDecodeError(f"field {field.name!r}: a union index is not 0 or 1")
+        cur.pos += count
+        if valid.all():
+            valid = None
+    pos = cur.pos if valid is None else cur.pos[valid]
+    values, taken = _values(cur, field, pos)
+    if valid is None:
+        cur.pos += taken
+    else:
+        cur.pos[valid] += taken
+    if field.kind == "null":
+        return pa.nulls(n)
+    return _with_nulls(values, valid, n)
+
+
+def decode_records(content: bytes | memoryview, start: int, count: int,
+                   fields: list[Field]) -> pa.Table:
+    """``count`` length-prefixed Avro records from ``content[start:]`` as a table."""
+    starts, lengths = record_starts(content, start, count)
+    cur = Cursor(content, starts)
+    columns = [read_field(cur, f, count) for f in fields]
+    ends = starts + lengths
+    if count and not np.array_equal(cur.pos, ends):
+        bad = int(np.argmax(cur.pos != ends))
+        raise AvroDecodeError(f"record {bad}: the schema's fields take "
+                              f"{int(cur.pos[bad] - starts[bad])} bytes, its length prefix "
+                              f"says {int(lengths[bad])}")
+    return pa.Table.from_arrays(columns, schema=arrow_schema(fields))
