@@ -101,7 +101,7 @@ def _valid_mask(array: pa.Array) -> np.ndarray | None:
 def _numbers(array: pa.Array, dtype: str) -> np.ndarray:
     """The values of a primitive array as numpy (nulls as 0)."""
     if array.null_count:
-        array = array.fill_null(0)
+        array = array.fill_null(False if pa.types.is_boolean(array.type) else 0)
     return array.to_numpy(zero_copy_only=False).astype(dtype, copy=False)
 
 

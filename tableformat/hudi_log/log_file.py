@@ -19,10 +19,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+import pyarrow as pa
 import pyarrow.fs as pafs
 
+from tableformat.hudi_log.avro_decode import AvroDecodeError
 from tableformat.hudi_log.blocks import Block, RawBlock, decode
 from tableformat.hudi_log.constants import MAGIC, BlockType
+from tableformat.hudi_log.delete_records import DeleteRecordError
 from tableformat.hudi_log.framing import (
     CorruptBlockError,
     LogFormatError,
@@ -71,9 +74,9 @@ def parse_log_bytes(data: bytes | memoryview, path: str = "<bytes>",
             continue
         try:
             frame = unframe(view, p)
-        except LogFormatError as e:
-            raise LogFormatError(f"{path}: {e}") from None
-        blocks.append(decode(frame))
+            blocks.append(decode(frame))
+        except (LogFormatError, AvroDecodeError, DeleteRecordError, pa.ArrowException) as e:
+            raise LogFormatError(f"{path}: block at byte {p}: {e}") from None
         p += frame.size
     return blocks
 
