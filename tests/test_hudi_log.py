@@ -46,6 +46,8 @@ from tableformat.hudi_log import (
 )
 from tableformat.hudi_log.avro_decode import record_starts
 from tableformat.hudi_log.avro_encode import AvroEncodeError
+from tableformat.hudi_log.blocks import avro_content
+from tableformat.hudi_log.framing import frame
 from tableformat.hudi_log.schema import arrow_schema, parse_fields
 
 I1, I2, I3 = "20260101000000000", "20260101000001000", "20260101000002000"
@@ -442,13 +444,25 @@ def test_corrupt_blocks_by_hudis_rule():
 
 
 def test_record_bytes_that_disagree_with_their_prefix():
-    schema = avro_schema_json(spark_struct({"ts": "long"}, nullable=False), "t")
+    schema = with_meta_fields(avro_schema_json(spark_struct({"ts": "long"}, nullable=False),
+                                               "t"))
     records = pa.table({**{m: ["x"] for m in META_FIELDS}, "ts": pa.array([1], pa.int64())})
-    block = bytearray(encode_data_block(records, schema, I1))
-    at = block.index(bytes.fromhex("02 02 78") * 5)  # the record: five "x", then ts
-    block[at + 15] = 0x80  # ts varint now continues past its record
-    with pytest.raises(LogFormatError, match="block at byte 0: record 0"):
-        parse_log_bytes(bytes(block))
+    content = b"".join(bytes(p) for p in avro_content(records, schema))
+    assert content == be("iii", 3, 1, 16) + bytes.fromhex("02 02 78") * 5 + b"\x02"
+    header = {HeaderKey.INSTANT_TIME: I1, HeaderKey.SCHEMA: schema}
+
+    def read(content: bytes) -> None:
+        parse_log_bytes(frame(BlockType.AVRO_DATA, header, content))
+
+    with pytest.raises(LogFormatError, match="block at byte 0: field 'ts': a varint runs"):
+        read(content[:-1] + b"\x80")  # ts's varint continues past the block
+    with pytest.raises(LogFormatError, match="record 0: the schema's fields take 16 bytes, "
+                                             "its length prefix says 17"):
+        read(be("iii", 3, 1, 17) + content[12:] + b"\x00")
+    with pytest.raises(LogFormatError, match="field '_hoodie_commit_time': a union index"):
+        read(content[:12] + b"\x04" + content[13:])
+    with pytest.raises(LogFormatError, match="2 bytes after the block's 1 records"):
+        read(content + b"\x00\x00")
 
 
 # ----------------------------------------------------------------- hudi-rs, a reader

@@ -22,12 +22,12 @@ import struct
 
 import numpy as np
 import pyarrow as pa
+from numpy.lib.stride_tricks import sliding_window_view
 
 from tableformat.hudi_log.schema import Field, arrow_schema
 
 _INT = struct.Struct(">i")
 _SEVEN = np.arange(10, dtype=np.uint64) * np.uint64(7)
-PAD = 16  # zero bytes after the content so fixed-width gathers never run past the end
 
 
 class AvroDecodeError(ValueError):
@@ -40,20 +40,20 @@ def record_starts(content: bytes | memoryview, start: int, count: int
     and its length. Refuses a prefix that is negative or runs past the content."""
     unpack = _INT.unpack_from
     size = len(content)
-    starts: list[int] = []
-    lengths: list[int] = []
-    add_start, add_length = starts.append, lengths.append
+    if count < 0 or 4 * count > size - start:  # each record takes 4 bytes at least
+        raise AvroDecodeError(f"{count} records cannot fit the block's {size} bytes")
+    prefixes: list[int] = []
+    add = prefixes.append
     p = start
     try:
         for _ in range(count):
-            (n,) = unpack(content, p)
-            add_start(p + 4)
-            add_length(n)
-            p += 4 + n
+            add(p)
+            p += 4 + unpack(content, p)[0]
     except struct.error:
-        raise AvroDecodeError(f"record {len(starts)} of {count}: its length prefix at byte "
-                              f"{p} runs past the block's content ({size} bytes)") from None
-    s, n = np.array(starts, np.int64), np.array(lengths, np.int64)
+        raise AvroDecodeError(f"record {len(prefixes) - 1} of {count}: its length prefix at "
+                              f"byte {p} runs past the block's content ({size} bytes)") from None
+    s = np.array(prefixes, np.int64) + 4
+    n = np.diff(np.append(s, p + 4)) - 4
     if count and (n.min() < 0 or p > size):
         bad = int(np.argmax((n < 0) | (s + n > size)))
         raise AvroDecodeError(f"record {bad} of {count}: length {int(n[bad])} at byte "
@@ -64,17 +64,30 @@ def record_starts(content: bytes | memoryview, start: int, count: int
 
 
 class Cursor:
-    """The read position of every record still being decoded, over one padded buffer."""
+    """The read position of every record, over the block's bytes (never copied)."""
 
     def __init__(self, content: bytes | memoryview, starts: np.ndarray):
         self.raw = content
-        self.buf = np.concatenate([np.frombuffer(content, np.uint8), np.zeros(PAD, np.uint8)])
+        self.buf = np.frombuffer(content, np.uint8)
         self.size = len(content)
         self.pos = starts.copy()
 
+    def gather(self, pos: np.ndarray, width: int) -> np.ndarray:
+        """``width`` bytes from each position, (n, width) uint8; bytes past the end of
+        the content read as its last byte (a read that needs them is caught later, when
+        the cursors disagree with the records' length prefixes)."""
+        limit = self.size - width
+        if limit < 0:
+            return np.take(self.buf, pos[:, None] + np.arange(width), mode="clip")
+        # a sliding window view: indexing copies ``width`` bytes a row, no index matrix
+        out = sliding_window_view(self.buf, width)[np.minimum(pos, limit)]
+        tail = pos > limit
+        if tail.any():
+            out[tail] = np.take(self.buf, pos[tail, None] + np.arange(width), mode="clip")
+        return out
+
     def check(self, pos: np.ndarray) -> None:
-        """Refuse a read that starts at or after the end of the content (the padding
-        keeps gathers of up to 16 bytes from such a start in bounds)."""
+        """Refuse a read that starts at or after the end of the content."""
         if len(pos) and int(pos.max()) >= self.size:
             raise AvroDecodeError("a record's fields run past the end of the block")
 
@@ -84,7 +97,7 @@ class Cursor:
         first = self.buf[pos]
         if len(pos) == 0 or int(first.max()) < 0x80:
             return first.astype(np.uint64), np.ones(len(pos), np.int64)
-        rows = self.buf[pos[:, None] + np.arange(10)]
+        rows = self.gather(pos, 10)
         more = rows >= 0x80
         if more.all(axis=1).any():
             raise AvroDecodeError("a varint runs over 10 bytes")
@@ -100,9 +113,32 @@ class Cursor:
         return value, count
 
     def fixed(self, pos: np.ndarray, width: int) -> np.ndarray:
-        """``width`` bytes at each position, (n, width) uint8 (at most 16)."""
+        """``width`` bytes at each position, (n, width) uint8."""
         self.check(pos)
-        return self.buf[pos[:, None] + np.arange(width)]
+        return self.gather(pos, width)
+
+    def _views(self, start: np.ndarray, length: np.ndarray) -> np.ndarray:
+        """Arrow binary views of the values at ``start``: per value (int32 LE) its
+        length, then up to 12 bytes inline, or its first 4 bytes, buffer 0 and its
+        offset in the block."""
+        m = len(start)
+        head = self.gather(start, 12)
+        views = np.empty((m, 4), np.int32)
+        views[:, 0] = length
+        short = length <= 12
+        if short.any():
+            head &= np.where(np.arange(12)[None, :] < length[:, None], np.uint8(0xFF),
+                             np.uint8(0))
+        inline = head.view(np.int32)
+        if short.all():
+            views[:, 1:] = inline
+        elif not short.any():
+            views[:, 1], views[:, 2], views[:, 3] = inline[:, 0], 0, start
+        else:
+            views[:, 1] = inline[:, 0]
+            views[:, 2] = np.where(short, inline[:, 1], 0)
+            views[:, 3] = np.where(short, inline[:, 2], start)
+        return views
 
     def binary(self, pos: np.ndarray) -> tuple[pa.Array, np.ndarray]:
         """Length-prefixed bytes at each position as an Arrow binary array, and the
@@ -111,18 +147,8 @@ class Cursor:
         start = pos + count
         if len(length) and (length.min() < 0 or int((start + length).max()) > self.size):
             raise AvroDecodeError("a string or bytes length runs past its record")
-        m = len(pos)
-        views = np.zeros((m, 16), np.uint8)
-        views[:, :4] = length.astype("<i4").view(np.uint8).reshape(m, 4)
-        head = self.buf[start[:, None] + np.arange(12)]  # start <= size: in the padding
-        short = length <= 12
-        views[:, 4:] = np.where(short[:, None] & (np.arange(12)[None, :] < length[:, None]),
-                                head, 0)
-        long_ = ~short
-        if long_.any():  # prefix, buffer 0, offset into the block
-            views[long_, 4:8] = head[long_, :4]
-            views[long_, 12:] = start[long_].astype("<i4").view(np.uint8).reshape(-1, 4)
-        array = pa.Array.from_buffers(pa.binary_view(), m,
+        views = self._views(start, length)
+        array = pa.Array.from_buffers(pa.binary_view(), len(pos),
                                       [None, pa.py_buffer(views), pa.py_buffer(self.raw)])
         return array.cast(pa.binary()), count + length
 
@@ -177,6 +203,15 @@ def _values(cur: Cursor, field: Field, pos: np.ndarray) -> tuple[pa.Array, np.nd
 
 def read_field(cur: Cursor, field: Field, n: int) -> pa.Array:
     """Decode ``field`` for every record and advance the cursors past it."""
+    try:
+        return _read_field(cur, field, n)
+    except AvroDecodeError as e:
+        if str(e).startswith("field "):
+            raise
+        raise AvroDecodeError(f"field {field.name!r}: {e}") from None
+
+
+def _read_field(cur: Cursor, field: Field, n: int) -> pa.Array:
     valid = None
     if field.nullable and field.kind != "null":
         index, count = cur.long(cur.pos)

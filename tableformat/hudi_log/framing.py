@@ -30,8 +30,10 @@ Hudi writes; :func:`frame` keeps any other order it is given.
 from __future__ import annotations
 
 import struct
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+
+import pyarrow as pa
 
 from tableformat.hudi_log.constants import LOG_FORMAT_VERSION, MAGIC, BlockType, HeaderKey
 
@@ -64,17 +66,22 @@ def metadata_bytes(entries: Mapping[HeaderKey, str]) -> bytes:
     return b"".join(out)
 
 
-def frame(block_type: BlockType, header: Mapping[HeaderKey, str], content: bytes,
+def frame(block_type: BlockType, header: Mapping[HeaderKey, str],
+          content: bytes | Sequence[bytes | memoryview | pa.Buffer],
           footer: Mapping[HeaderKey, str] | None = None) -> bytes:
-    """One whole block: magic, lengths, version, type, header, content, footer."""
+    """One whole block: magic, lengths, version, type, header, content, footer.
+
+    ``content`` may be given in parts (joined once, straight into the block: a large
+    data block is copied once, not once per layer)."""
+    parts = [content] if isinstance(content, bytes | bytearray) else list(content)
+    size = sum(memoryview(p).nbytes for p in parts)
     head, foot = metadata_bytes(header), metadata_bytes(footer or {})
-    length = 4 + 4 + len(head) + 8 + len(content) + len(foot) + 8
+    length = 4 + 4 + len(head) + 8 + size + len(foot) + 8
     if len(MAGIC) + 8 + length >= 2**31 - 1:
         # HoodieLogFormatWriter: "Blocks appended may overflow"; readers cast to int
         raise LogFormatError("a log block must stay under 2 GiB: split its records")
     return b"".join([MAGIC, _LONG.pack(length), _TWO_INTS.pack(LOG_FORMAT_VERSION, block_type),
-                     head, _LONG.pack(len(content)), content, foot,
-                     _LONG.pack(length + len(MAGIC))])
+                     head, _LONG.pack(size), *parts, foot, _LONG.pack(length + len(MAGIC))])
 
 
 @dataclass(frozen=True)
