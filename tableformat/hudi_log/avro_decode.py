@@ -3,11 +3,12 @@
 The records of a data block are ``[int32 big-endian length][Avro record]`` back to back.
 Decoding runs *field by field over all records at once*: a cursor array holds each
 record's read position, and every field is read for every record with numpy — a union
-index byte, a zigzag varint (up to 10 bytes gathered per record, masked at the first
-byte without its high bit), the little-endian bytes of a float, a string's length then
-an Arrow ``binary_view`` pointing into the block (cast to a plain string array by Arrow
-in C++, which copies each value once). At the end each cursor must sit exactly at its
-record's end, which checks every length prefix against the schema.
+index byte, a zigzag varint (one byte position at a time, each time only for the
+varints that continue), the little-endian bytes of a float (a sliding-window view of
+the block, so no index matrix), a string's length then an Arrow ``binary_view``
+pointing into the block (cast to a plain string array by Arrow in C++, which copies
+each value once). At the end each cursor must sit exactly at its record's end, which
+checks every length prefix against the schema.
 
 The one step per record in Python is :func:`record_starts`: where record *i + 1* starts
 depends on record *i*'s length prefix, a chain no numpy operation follows without
@@ -27,7 +28,6 @@ from numpy.lib.stride_tricks import sliding_window_view
 from tableformat.hudi_log.schema import Field, arrow_schema
 
 _INT = struct.Struct(">i")
-_SEVEN = np.arange(10, dtype=np.uint64) * np.uint64(7)
 
 
 class AvroDecodeError(ValueError):
@@ -92,19 +92,23 @@ class Cursor:
             raise AvroDecodeError("a record's fields run past the end of the block")
 
     def varint(self, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The unsigned varint at each position: its value and byte count."""
+        """The unsigned varint at each position: its value and byte count. Reads one
+        byte position at a time, each time only for the varints not finished yet."""
         self.check(pos)
         first = self.buf[pos]
-        if len(pos) == 0 or int(first.max()) < 0x80:
-            return first.astype(np.uint64), np.ones(len(pos), np.int64)
-        rows = self.gather(pos, 10)
-        more = rows >= 0x80
-        if more.all(axis=1).any():
+        value = (first & 0x7F).astype(np.uint64)
+        count = np.ones(len(pos), np.int64)
+        more = np.flatnonzero(first >= 0x80)
+        for k in range(1, 10):
+            if more.size == 0:
+                return value, count
+            b = np.take(self.buf, pos[more] + k, mode="clip")
+            value[more] |= np.left_shift((b & 0x7F).astype(np.uint64), np.uint64(7 * k))
+            count[more] += 1
+            more = more[b >= 0x80]
+        if more.size:
             raise AvroDecodeError("a varint runs over 10 bytes")
-        count = np.argmin(more, axis=1).astype(np.int64) + 1
-        groups = np.left_shift((rows & 0x7F).astype(np.uint64), _SEVEN)
-        groups[np.arange(10)[None, :] >= count[:, None]] = 0
-        return np.bitwise_or.reduce(groups, axis=1), count
+        return value, count
 
     def long(self, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Zigzag-decoded longs at each position and their byte counts."""
