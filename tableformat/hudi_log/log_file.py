@@ -22,6 +22,7 @@ from collections.abc import Iterable
 import pyarrow as pa
 import pyarrow.fs as pafs
 
+from tableformat.fs import IOStats
 from tableformat.hudi_log.avro_decode import AvroDecodeError
 from tableformat.hudi_log.blocks import Block, RawBlock, decode
 from tableformat.hudi_log.constants import MAGIC, BlockType
@@ -81,8 +82,14 @@ def parse_log_bytes(data: bytes | memoryview, path: str = "<bytes>",
     return blocks
 
 
-def read_log_file(fs: pafs.FileSystem, path: str, on_corrupt: str = "raise") -> list[Block]:
-    """Every block of the log file at ``path``, decoded."""
+def read_log_file(fs: pafs.FileSystem, path: str, on_corrupt: str = "raise",
+                  stats: IOStats | None = None) -> list[Block]:
+    """Every block of the log file at ``path``, decoded; the file and its bytes are
+    counted in ``stats`` (merge-on-read's read amplification, next to base files')."""
     with fs.open_input_file(path) as f:
         data = f.read()
+    if stats is not None:
+        stats.files_read += 1
+        stats.bytes_read += len(data)
+        stats.paths.append(path)
     return parse_log_bytes(data, path, on_corrupt)
