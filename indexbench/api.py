@@ -23,6 +23,7 @@ from indexbench.workload_args import load_workload
 from tableformat import metrics as m
 from tableformat.errors import IndexBenchError
 from tableformat.metrics import summary
+from tableformat.table_type import check_table_type, short_name
 
 Progress = Callable[[dict[str, Any]], None]
 
@@ -55,6 +56,7 @@ def run(index: str = indexes.DEFAULT_INDEX, workload: str | workloads.Workload =
     table_uri = table or os.path.join(out, "tables", index)
     spark = spark or get_session(master)
     tbl, idx = open_table(table_uri, index, params)
+    table_type = short_name(tbl.config.table_type)
     fingerprint = workload_fingerprint(w)
     existing = m.existing_rows(out)
     rows: list[dict[str, Any]] = existing
@@ -82,7 +84,7 @@ def run(index: str = indexes.DEFAULT_INDEX, workload: str | workloads.Workload =
                 result = upsert(spark, tbl, idx, batch, batch_no=b,
                                 extra_metadata={WORKLOAD_KEY: fingerprint, BATCH_KEY: str(b)})
             row = {"run_id": run_id, "index": index, "workload": w.name, "operation": "upsert",
-                   **result.metrics}
+                   "table_type": table_type, **result.metrics}
             rows.append(row)
             m.write_metrics(out, rows)
             if progress:
@@ -90,18 +92,21 @@ def run(index: str = indexes.DEFAULT_INDEX, workload: str | workloads.Workload =
             # inline table services after the commit, through the runner (which undoes
             # a failed one): an auto-rescale, a resize, an RLI compaction
             for extra in services.run_inline(spark, tbl, idx, batch_no=b):
-                rows.append({"run_id": run_id, "index": index, "workload": w.name, **extra})
+                rows.append({"run_id": run_id, "index": index, "workload": w.name,
+                             "table_type": table_type, **extra})
                 m.write_metrics(out, rows)
         # what the services left pending (a consistent-hashing resize) completes before
         # the writer lets go: the next writer would roll it back
         for extra in services.finish_pending(spark, tbl, idx):
-            rows.append({"run_id": run_id, "index": index, "workload": w.name, **extra,
+            rows.append({"run_id": run_id, "index": index, "workload": w.name,
+                         "table_type": table_type, **extra,
                          "batch": w.batches if extra.get("batch") is None else extra["batch"]})
             m.write_metrics(out, rows)
     write_run_json()  # again: parameters resolved while running (dynamic-rli's assigners)
     df = m.to_frame(rows)
     df.attrs["describe"] = idx.describe()
-    return df[df["index"] == index].reset_index(drop=True)
+    mine = (df["index"] == index) & (df["table_type"].fillna("cow") == table_type)
+    return df[mine].reset_index(drop=True)
 
 
 def compare(indexes_: Sequence[str] | None = None, workload: str | workloads.Workload = "uniform",
@@ -109,7 +114,7 @@ def compare(indexes_: Sequence[str] | None = None, workload: str | workloads.Wor
             spark=None, master: str | None = None, progress: Progress | None = None,
             peers: Sequence[str] = (), run_id: str | None = None,
             notify: Callable[[str], None] | None = None, query_phase: bool = True,
-            **sizes: Any) -> pd.DataFrame:
+            table_types: Sequence[str] = (), **sizes: Any) -> pd.DataFrame:
     """Run every index on identical batches (same workload and seed), one metrics file.
 
     ``peers`` (e.g. ``("delta",)``, see ``peers.names()``) adds yardsticks: the same
@@ -117,7 +122,11 @@ def compare(indexes_: Sequence[str] | None = None, workload: str | workloads.Wor
     ``index`` is the peer's series name, e.g. ``delta-merge``). A peer whose package is
     missing is refused before anything runs. ``query_phase``: after the upserts, a small
     query phase on every index's table (:data:`COMPARE_QUERY`: lookups, the group-by
-    and a self-join; rows with ``operation = "query"``).
+    and a self-join; rows with ``operation = "query"``). ``table_types`` (e.g.
+    ``("cow", "mor")``): run every index once per table type on the same batches, each
+    in its own table (``tables/<index>-<type>`` when there are several; series
+    ``bloom`` and ``bloom (mor)``); empty: each index's own (``params`` may set
+    ``hoodie.table.type``).
     """
     from indexbench.spark import get_session, session_facts
 
@@ -128,11 +137,18 @@ def compare(indexes_: Sequence[str] | None = None, workload: str | workloads.Wor
     run_id = run_id or m.new_run_id()
     out = out or default_out(w.name, run_id)
     spark = spark or get_session(master)
-    frames, described = [], {}
-    for name in names:
-        frames.append(run(name, w, params=(params or {}).get(name), out=out, spark=spark,
-                          progress=progress, run_id=run_id, notify=notify))
-        described[name] = frames[-1].attrs["describe"]
+    frames, described, tables = [], {}, {}
+    types = [check_table_type(t) for t in table_types] or [None]
+    for tt in types:
+        for name in names:
+            p = dict((params or {}).get(name) or {})
+            if tt is not None:
+                p["hoodie.table.type"] = tt
+            key = name if len(types) == 1 else f"{name}-{short_name(tt)}"
+            tables[key] = os.path.join(out, "tables", key)
+            frames.append(run(name, w, params=p, out=out, spark=spark, table=tables[key],
+                              progress=progress, run_id=run_id, notify=notify))
+            described[name] = frames[-1].attrs["describe"]
     peer_info = {}
     for name in peer_names:
         peer = peerlib.get(name)
@@ -140,11 +156,11 @@ def compare(indexes_: Sequence[str] | None = None, workload: str | workloads.Wor
         frames.append(run_peer(name, w, out=out, table=uri, progress=progress, run_id=run_id))
         peer_info[peer.SERIES] = {**peer.describe(), "table": uri}
     if query_phase:
-        frames.append(query([os.path.join(out, "tables", n) for n in names],
+        frames.append(query(list(tables.values()),
                             workload=w, out=out, spark=spark, run_id=run_id, **COMPARE_QUERY))
     m.write_run_json(out, {"run_id": run_id, "command": "compare", "workload": vars(w),
                            "indexes": described,
-                           "tables": {n: os.path.join(out, "tables", n) for n in names},
+                           "tables": tables,
                            **({"peers": peer_info} if peer_info else {}),
                            **session_facts(spark)})
     return pd.concat(frames, ignore_index=True)

@@ -29,6 +29,7 @@ def parse_sets(values: list[str] | None) -> dict[str, dict[str, str]]:
     """
     import indexes
     from indexes.base import refuse_global
+    from tableformat import write_config
     from tableformat.errors import IndexBenchError
 
     out: dict[str, dict[str, str]] = {n: {} for n in indexes.names()}
@@ -41,7 +42,8 @@ def parse_sets(values: list[str] | None) -> dict[str, dict[str, str]]:
         if "=" not in item:
             raise IndexBenchError(f"--set wants key=value, got {item!r}")
         key, _, value = item.partition("=")
-        owners = [n for n in out if key.strip() in indexes.index_class(n).param_keys()]
+        owners = [n for n in out if key.strip() in indexes.index_class(n).param_keys()
+                  or key.strip() in write_config.KEYS]  # the table's: every index's
         if not owners:
             refuse_global(key.strip(), value)
             raise IndexBenchError(f"--set {key}: no index has this parameter")
@@ -54,9 +56,21 @@ def check_indexes(names: list[str], sets: dict[str, dict[str, str]]) -> None:
     """Every index name and ``--set`` value checked before Spark starts: a typo costs no
     Spark start-up and gets one ``error:`` line (exit 2)."""
     import indexes
+    from tableformat.write_config import WriteConfig
 
     for n in names:
-        indexes.get(n, **sets.get(n, {}))  # unknown name, unknown key, bad value: raises
+        params = dict(sets.get(n, {}))
+        WriteConfig.pop_from(params)  # the table's write configs: checked here too
+        indexes.get(n, **params)  # unknown name, unknown key, bad value: raises
+
+
+def with_table_type(sets: dict[str, dict[str, str]], table_type: str | None
+                    ) -> dict[str, dict[str, str]]:
+    """``--table-type cow|mor``: Hudi's ``hoodie.table.type`` for every index."""
+    if table_type:
+        for params in sets.values():
+            params["hoodie.table.type"] = table_type
+    return sets
 
 
 def _add_run_options(p: argparse.ArgumentParser) -> None:
@@ -69,7 +83,20 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", help="metrics directory (default out/<workload>-<run id>)")
     p.add_argument("--set", action="append", metavar="KEY=VALUE", dest="sets",
                    help="index parameter, e.g. hoodie.bucket.index.num.buckets=64 "
-                        "(prefix with INDEX: to aim at one index); repeatable")
+                        "(prefix with INDEX: to aim at one index), or a table write "
+                        "config (hoodie.compact.inline.max.delta.commits=3); repeatable")
+    p.add_argument("--table-type", choices=("cow", "mor"),
+                   help="table type of new tables: cow (copy-on-write, the default) or "
+                        "mor (merge-on-read); an existing table keeps its own")
+
+
+def _table_types(text: str) -> list[str]:
+    """``cow,mor`` → the table types, each checked (one clear error for a typo)."""
+    types = [t.strip().lower() for t in text.split(",") if t.strip()]
+    bad = [t for t in types if t not in ("cow", "mor")]
+    if bad or not types or len(set(types)) != len(types):
+        raise argparse.ArgumentTypeError(f"expected cow, mor or cow,mor, not {text!r}")
+    return types
 
 
 def _sizes(text: str) -> list[int]:
@@ -97,8 +124,9 @@ def _progress_bar(total: int):
         tag, write = (row.get("model_tag_s"), row.get("model_write_s")) if sim else \
             (row["tag_s"], row["write_s"])
         # one line within 80 columns: index, batch, records, seconds, files read, FPs
+        name = f"{row['index']} (mor)" if row.get("table_type") == "mor" else row["index"]
         progress.console.print(
-            f"  {row['index']:<15} {int(row['batch']):>3} {int(row['records']):>9,} rec "
+            f"  {name:<15} {int(row['batch']):>3} {int(row['records']):>9,} rec "
             f"{'~' if sim else ' '}tag {tag or 0:5.2f}s write {write or 0:5.2f}s "
             f"read {int(row.get('files_read') or 0):>5} "
             f"fp {int(row.get('false_positives') or 0):>7,}", soft_wrap=True)
@@ -134,7 +162,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     w = api.load_workload(args.workload, args.batches, args.batch_size,
                           args.initial_records, args.seed)
-    sets = parse_sets(args.sets)
+    sets = with_table_type(parse_sets(args.sets), args.table_type)
     check_indexes([args.index], sets)
     run_id = new_run_id()
     out = args.out or api.default_out(w.name, run_id)
@@ -158,16 +186,22 @@ def cmd_compare(args: argparse.Namespace) -> int:
     peers.check(peer_names)  # a missing package: one clear error before anything runs
     w = api.load_workload(args.workload, args.batches, args.batch_size,
                           args.initial_records, args.seed)
-    sets = parse_sets(args.sets)
+    if args.table_type and args.table_types:
+        from tableformat.errors import IndexBenchError
+
+        raise IndexBenchError("--table-type and --table-types: give one (--table-types "
+                              "runs each type's tables side by side)")
+    sets = with_table_type(parse_sets(args.sets), args.table_type)
     check_indexes(names, sets)
     run_id = new_run_id()
     out = args.out or api.default_out(w.name, run_id)
-    progress, on_batch = _progress_bar((w.batches + 1) * (len(names) + len(peer_names)))
+    runs = len(names) * len(args.table_types or [None]) + len(peer_names)
+    progress, on_batch = _progress_bar((w.batches + 1) * runs)
     with progress:
         df = api.compare(names, w, params={n: sets.get(n, {}) for n in names}, out=out,
                          master=args.master, progress=on_batch, peers=peer_names,
                          run_id=run_id, notify=progress.console.print,
-                         query_phase=args.query)
+                         query_phase=args.query, table_types=args.table_types or ())
     _print_summary(df)
     if args.query:
         _print_queries(df[df["operation"] == "query"])
@@ -411,6 +445,23 @@ def cmd_rescale(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_compact(args: argparse.Namespace) -> int:
+    from indexbench.compact import compact_table
+
+    row = compact_table(args.table, out=args.out, master=args.master)
+    if row is None:
+        console.print("nothing to compact: no file slice has log files")
+        return 0
+    console.print(
+        f"[green]✓[/green] compaction: {row['slices_compacted']:,} file slice(s), "
+        f"{row['log_files_compacted']:,} log file(s) / {row['log_bytes_compacted']:,} B "
+        f"merged into {row['files_written']:,} base file(s) / {row['bytes_written']:,} B, "
+        f"{row['records']:,} records, {row['total_s']:.2f}s (instant {row['instant']})")
+    if args.out:
+        console.print(f"metrics: {args.out}/metrics.parquet")
+    return 0
+
+
 def _command(sub, name: str, help: str) -> argparse.ArgumentParser:  # noqa: A002
     """A subcommand whose ``--help`` page opens with the same sentence as the list."""
     p = sub.add_parser(name, help=help, description=help[:1].upper() + help[1:] + ".")
@@ -434,6 +485,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--peers", metavar="NAME[,NAME]",
                    help="also run these yardsticks on the same batches: 'delta' (delta-rs "
                         "MERGE, series delta-merge; needs pip install -e \".[peers]\")")
+    p.add_argument("--table-types", metavar="TYPE[,TYPE]", type=_table_types,
+                   help="run every index once per table type on the same batches, e.g. "
+                        "cow,mor (series bloom and bloom (mor))")
     p.add_argument("--keep-tables", action=argparse.BooleanOptionalAction, default=True,
                    help="keep the tables under OUT/tables after the run (default: keep; "
                         "--no-keep-tables deletes them once metrics and report are written)")
@@ -508,6 +562,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", help="append the metrics row to DIR/metrics.parquet")
     p.add_argument("--master")
     p.set_defaults(func=cmd_rescale)
+    p = _command(sub, "compact", help="compact a merge-on-read table: merge every file "
+                                       "slice's log files into a new base file")
+    p.add_argument("table")
+    p.add_argument("--out", help="append the metrics row to DIR/metrics.parquet")
+    p.add_argument("--master")
+    p.set_defaults(func=cmd_compact)
     p = _command(sub, "report", help="figures + index.html from metrics dirs (and asv results)")
     p.add_argument("dirs", nargs="*", metavar="DIR", help="metrics directories of runs")
     p.add_argument("--out", help="report directory (default DIR/report, or ./report)")

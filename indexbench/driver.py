@@ -11,7 +11,7 @@ import json
 import os
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -22,8 +22,9 @@ from pyspark.sql import types as T
 from pyspark.sql.pandas.types import to_arrow_schema
 
 from indexbench.failed_write import safely, undone_on_failure
+from indexbench.log_writer import LogTarget, append_file_group
 from indexbench.spark import shuffle_partitions_for
-from indexbench.writer import WRITE_STATS_ARROW, WRITE_STATS_SCHEMA, MergeSpec, merge_file_group
+from indexbench.writer import WRITE_STATS_ARROW, MergeSpec, merge_file_group
 from indexes import get as get_index
 from indexes import index_class
 from indexes.base import BUCKET_COL, FILE_ID_COL, CommitContext, RecordIndex, TagContext
@@ -31,14 +32,17 @@ from indexes.counters import new_counters
 from tableformat import partition_path, sizing
 from tableformat.avro_schema import avro_schema_json
 from tableformat.basefile import IS_DELETED
-from tableformat.commit_metadata import SPARK_SCHEMA_KEY
+from tableformat.commit_metadata import COMMIT, DELTA_COMMIT, SPARK_SCHEMA_KEY
 from tableformat.errors import (
     InvalidBatchError,
     TableConfigError,
 )
 from tableformat.faults import CRASH_ENV, crash_if, fail_task_if_asked  # noqa: F401
+from tableformat.hudi_log.names import LogFileName
 from tableformat.rows import WriteTotals, upsert_row
-from tableformat.table import Snapshot, Table, TableConfig, stats_by_partition
+from tableformat.table import UPSERT_STATS_SCHEMA, Snapshot, Table, TableConfig, stats_by_partition
+from tableformat.table_type import MERGE_ON_READ, TABLE_TYPE
+from tableformat.write_config import WriteConfig
 
 KEY_TYPES = (T.StringType,)
 ORDERING_TYPES = (T.IntegerType, T.LongType, T.ShortType, T.ByteType, T.DoubleType,
@@ -57,12 +61,22 @@ def open_table(uri: str, index_name: str, explicit_params: dict[str, Any] | None
                record_key_field: str = "key", partition_field: str = "dt",
                ordering_field: str = "ts") -> tuple[Table, RecordIndex]:
     """Create or open a table for ``index_name``; the table's stored parameters win
-    unless a parameter is given explicitly with another value (then it is an error)."""
+    unless a parameter is given explicitly with another value (then it is an error).
+    ``explicit_params`` may hold the table's write configs too
+    (:mod:`tableformat.write_config`: the table type, merge-on-read's knobs); the
+    opened table carries them as ``table.write_config``."""
     explicit = dict(explicit_params or {})
+    write_config = WriteConfig.pop_from(explicit)
     cls = index_class(index_name)
     table = Table(uri)
+    stored_type = None
     if table.exists():
         have = table.config
+        stored_type = have.table_type
+        if write_config.table_type not in (None, stored_type):
+            raise TableConfigError(
+                f"table {uri} was created with {TABLE_TYPE}={stored_type}; it cannot be "
+                f"changed to {write_config.table_type}; use another --table path")
         if have.index_name != index_name:
             raise TableConfigError(
                 f"table {uri} was created with index {have.index_name!r}, not {index_name!r}; "
@@ -81,13 +95,20 @@ def open_table(uri: str, index_name: str, explicit_params: dict[str, Any] | None
         name=os.path.basename(os.path.normpath(uri)) or "indexbench",
         record_key_field=record_key_field, partition_field=partition_field,
         ordering_field=ordering_field, index_name=index.name, index_type=index.index_type,
-        index_params=index.table_params())
-    return Table.create_or_open(uri, config), index
+        index_params=index.table_params(),
+        table_type=write_config.resolved_type(stored_type))
+    table = Table.create_or_open(uri, config)
+    table.write_config = replace(write_config, table_type=config.table_type)
+    return table, index
 
 
 def data_schema(schema: T.StructType) -> T.StructType:
     """The columns a table stores: the batch's, without the delete marker."""
     return T.StructType([f for f in schema.fields if f.name != IS_DELETED])
+
+
+def data_schema_json(schema: T.StructType) -> str:
+    return data_schema(schema).json()
 
 
 def validate_batch(batch: DataFrame, config: TableConfig, table_schema: str | None,
@@ -179,7 +200,7 @@ def precombine_batch(batch: DataFrame, config: TableConfig) -> DataFrame:
 
 def plan_inserts(tagged: DataFrame, table: Table, snapshot: Snapshot, index: RecordIndex,
                  spark: SparkSession, release: list | None = None
-                 ) -> tuple[DataFrame, dict[str, float]]:
+                 ) -> tuple[DataFrame, dict[str, float], set[tuple[str, str]]]:
     """Records with no location go where Hudi's ``UpsertPartitioner`` sends them.
 
     Per partition, :func:`tableformat.sizing.plan_partition` tops up the small files and
@@ -187,7 +208,11 @@ def plan_inserts(tagged: DataFrame, table: Table, snapshot: Snapshot, index: Rec
     snapshot's file sizes); then one task per partition ranks its inserts by (Spark's
     ``hash(key)``, key) and cuts the ranking at the planned counts, so the file a key
     lands in is chosen by its hash and a batch's new files overlap in key range. Returns
-    the planned records and the plan's counters.
+    the planned records, the plan's counters and the file groups inserts go to.
+
+    On a merge-on-read table, an index that cannot index log files tops up only small
+    base files without log files (Hudi's ``SparkUpsertDeltaCommitPartitioner``): its
+    inserts must land in base files, where its lookups see them.
     """
     cfg = table.config
     part, key = cfg.partition_field, cfg.record_key_field
@@ -197,7 +222,10 @@ def plan_inserts(tagged: DataFrame, table: Table, snapshot: Snapshot, index: Rec
     counts = {r[0]: int(r[1]) for r in inserts.groupBy(part).count().collect()}  # ok: one
     avg = sizing.average_record_size(snapshot.commits, sizing_cfg)  # row per partition
     plans = {}
-    files = sizing.file_sizes_by_partition(snapshot.in_partitions(counts))
+    candidates = snapshot.in_partitions(counts)
+    if cfg.table_type == MERGE_ON_READ and not index.CAN_INDEX_LOG_FILES:
+        candidates = [s for s in candidates if not s.logs]
+    files = sizing.file_sizes_by_partition(candidates)
     seq = len(snapshot.completed)  # this commit's place on the timeline
     for p, n in sorted(counts.items()):
         plans[p] = sizing.plan_partition(
@@ -206,8 +234,9 @@ def plan_inserts(tagged: DataFrame, table: Table, snapshot: Snapshot, index: Rec
     stats = {"small_files_topped_up": sum(pl.topped_up for pl in plans.values()),
              "small_file_inserts": sum(pl.small_file_inserts for pl in plans.values()),
              "avg_record_size": avg}
+    groups = {(p, fid) for p, pl in plans.items() for fid in pl.file_ids}
     if not counts:
-        return tagged, stats
+        return tagged, stats, groups
     bc = spark.sparkContext.broadcast({p: (pl.bounds, pl.file_ids) for p, pl in plans.items()})
     if release is not None:  # the caller drops it once the planned records are written
         release.append(bc.destroy)
@@ -232,31 +261,57 @@ def plan_inserts(tagged: DataFrame, table: Table, snapshot: Snapshot, index: Rec
                                 pa.array(ids, pa.string()).take(pa.array(bucket)))
 
     planned = inserts.groupBy(part).applyInArrow(assign, inserts.schema)
-    return updates.unionByName(planned), stats
+    return updates.unionByName(planned), stats, groups
+
+
+def log_targets(snapshot: Snapshot, partitions: list[str]) -> dict[tuple[str, str], LogTarget]:
+    """Where each existing file group of ``partitions`` appends its next log file."""
+    out = {}
+    for s in snapshot.in_partitions(partitions):
+        names = tuple(lf.path.rsplit("/", 1)[-1] for lf in s.logs)
+        version = max((LogFileName.parse(n).version for n in names), default=0) + 1
+        out[(s.partition, s.file_id)] = LogTarget(
+            base_instant=s.instant, version=version, exists=True,
+            base_file=s.path.rsplit("/", 1)[-1] if s.path else None, log_files=names)
+    return out
 
 
 def write_file_groups(planned: DataFrame, table: Table, index: RecordIndex, instant: str,
                       spark: SparkSession, snapshot: Snapshot, partitions: list[str],
-                      pending: dict[tuple[str, str], tuple[str | None, str]] | None = None
-                      ) -> list[dict]:
-    """One task per target file group merges and writes it; one stat row comes back each.
+                      pending: dict[tuple[str, str], tuple[str | None, str]] | None = None,
+                      base_writes: set[tuple[str, str]] | None = None) -> list[dict]:
+    """One task per target file group writes it; one stat row comes back each.
 
-    Executors get the previous base file of the file groups in the batch's ``partitions``
+    Copy-on-write: the group's base file is merged with its records into a new base
+    file. Merge-on-read: the records are appended to a new log file of the group
+    (:func:`indexbench.log_writer.append_file_group`), except for the groups in
+    ``base_writes`` — for an index that cannot index log files, the groups its inserts
+    were planned into (new file groups, small base files without logs), which get a
+    base file as Hudi's delta commit writes them.
+
+    Executors get the previous slice of the file groups in the batch's ``partitions``
     only: what is broadcast grows with the partitions a batch touches, not the table.
     ``pending``: file groups not visible yet (:attr:`TagContext.pending_groups`); their
     new base file is named after their base instant, its write token led by this one
     (so this instant's undo finds it, and the resize's completion or rollback too).
     """
     cfg = table.config
+    mor = cfg.table_type == MERGE_ON_READ
     data_cols = [c for c in planned.columns if c not in (FILE_ID_COL, BUCKET_COL, IS_DELETED)]
     data_schema = to_arrow_schema(planned.select(data_cols).schema)
     spec = MergeSpec(table.uri, instant, cfg.record_key_field, cfg.partition_field,
                      cfg.ordering_field, data_schema)
     prev_paths = {(s.partition, s.file_id): s.path for s in snapshot.in_partitions(partitions)}
     prev_paths.update({k: path for k, (path, _) in (pending or {}).items()})
-    prev = spark.sparkContext.broadcast(prev_paths)
+    targets = log_targets(snapshot, partitions) if mor else {}
+    base_only = set(base_writes or ())
+    prev = spark.sparkContext.broadcast((prev_paths, targets))
     base_instants = {k: base for k, (_, base) in (pending or {}).items()}
     footer_fn = index.base_file_footer
+    log_index = index.CAN_INDEX_LOG_FILES  # else: a new file group gets a base file
+    block_format = table.write_config.log_block_format
+    avro_schema = avro_schema_json(data_schema_json(planned.select(data_cols).schema),
+                                   cfg.name) if mor else ""
 
     def write_group(group):
         """One file group's records as one Arrow table in, its write stat out."""
@@ -269,16 +324,24 @@ def write_file_groups(planned: DataFrame, table: Table, index: RecordIndex, inst
         partition = group.column(cfg.partition_field)[0].as_py()
         fid = group.column(FILE_ID_COL)[0].as_py()
         bucket = group.column(BUCKET_COL)[0].as_py()
-        base = base_instants.get((partition, fid))
-        name_as = (f"{instant}-{tc.partitionId()}-{tc.attemptNumber()}", base) if base else None
-        stat = merge_file_group(spec, partition, fid, group, prev.value.get((partition, fid)),
-                                token, footer_fn, bucket, name_as)
+        key = (partition, fid)
+        paths, logs = prev.value
+        base = base_instants.get(key)
+        if mor and base is None and key not in base_only and (log_index or key in logs):
+            target = logs.get(key) or LogTarget(base_instant=instant)
+            stat = append_file_group(spec, partition, fid, group, target, token,
+                                     block_format, avro_schema, bucket)
+        else:
+            name_as = (f"{instant}-{tc.partitionId()}-{tc.attemptNumber()}", base) \
+                if base else None
+            stat = merge_file_group(spec, partition, fid, group, paths.get(key),
+                                    token, footer_fn, bucket, name_as)
         # None: only deletes of keys the group never had, and no base file: nothing written
         return pa.Table.from_pylist([stat] if stat else [], schema=WRITE_STATS_ARROW)
 
     try:
         stats = (planned.groupBy(cfg.partition_field, FILE_ID_COL)
-                 .applyInArrow(write_group, WRITE_STATS_SCHEMA)
+                 .applyInArrow(write_group, UPSERT_STATS_SCHEMA)
                  .collect())  # ok: one write stat per file group
     finally:
         prev.destroy()  # executors and driver drop it now, not at the next GC
@@ -345,12 +408,13 @@ def _upsert(spark: SparkSession, table: Table, index: RecordIndex, batch: DataFr
         for instant in started:
             index.spark.after_commit(instant, ok=False)
 
+    action = DELTA_COMMIT if cfg.table_type == MERGE_ON_READ else COMMIT
     with undone_on_failure(spark, table, f"batch {batch_no}", failed):
-        instant = table.start_instant()
+        instant = table.start_instant(action)
         stats, counts, timings = _write_instant(
             spark, table, index, snapshot, instant, combined, partitions,
             {SPARK_SCHEMA_KEY: data_schema(batch.schema).json(), **(extra_metadata or {})},
-            operation)
+            operation, action)
     index_after = index.spark.after_commit(instant, ok=True)
 
     after = table.snapshot()
@@ -369,7 +433,7 @@ def _upsert(spark: SparkSession, table: Table, index: RecordIndex, batch: DataFr
 
 def _write_instant(spark: SparkSession, table: Table, index: RecordIndex, snapshot: Snapshot,
                    instant: str, combined: DataFrame, partitions: list[str],
-                   extra_metadata: dict[str, str], operation: str
+                   extra_metadata: dict[str, str], operation: str, action: str
                    ) -> tuple[list[dict], dict, dict[str, float]]:
     """Tag, plan, write, update the index and complete ``instant``: everything between
     the inflight file and the commit file, which a failure undoes as a whole."""
@@ -388,14 +452,18 @@ def _write_instant(spark: SparkSession, table: Table, index: RecordIndex, snapsh
     counts = dict(counters.value)
 
     planned, release = tagged, []
+    base_writes: set[tuple[str, str]] = set()
     try:
         if not index.assigns_inserts:
-            planned, plan_counts = plan_inserts(tagged, table, snapshot, index, spark, release)
+            planned, plan_counts, base_writes = plan_inserts(tagged, table, snapshot, index,
+                                                             spark, release)
             counts.update(plan_counts)
+        if index.CAN_INDEX_LOG_FILES:
+            base_writes = set()  # inserts may go to logs too
         t1 = time.perf_counter()
         try:
             stats = write_file_groups(planned, table, index, instant, spark, snapshot,
-                                      partitions, ctx.pending_groups)
+                                      partitions, ctx.pending_groups, base_writes)
         finally:
             for drop in release:
                 drop()
@@ -411,7 +479,7 @@ def _write_instant(spark: SparkSession, table: Table, index: RecordIndex, snapsh
             "extraMetadata": {**extra_metadata, **extra},
         }
         crash_if("before_commit")
-        table.complete_instant(instant, metadata)
+        table.complete_instant(instant, metadata, action)
         commit_s = time.perf_counter() - t2
     finally:
         safely(tagged.unpersist)

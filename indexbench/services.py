@@ -26,6 +26,7 @@ from typing import Any
 
 from pyspark.sql import SparkSession
 
+from indexbench.compaction import Compaction, table_services
 from indexbench.failed_write import undone_on_failure
 from indexes.base import PendingService, RecordIndex, TableService
 from indexes.counters import ShuffleMeter, new_counters
@@ -34,12 +35,28 @@ from tableformat.rows import WriteTotals, service_row
 from tableformat.table import Table, stats_by_partition
 
 
+def services_of(table: Table, index: RecordIndex) -> tuple[TableService, ...]:
+    """The index's declared services, then the table type's (compaction on MOR)."""
+    return (*index.SERVICES, *table_services(table))
+
+
+def _definition(index: RecordIndex, service: TableService) -> Any:
+    """Who plans ``service``: the index, or the table type's service."""
+    return index if service in index.SERVICES else Compaction(index)
+
+
+def _adapter(index: RecordIndex, service: TableService) -> Any:
+    """Who executes and completes ``service``: the index's Spark adapter, or the table
+    type's service."""
+    return index.spark if service in index.SERVICES else Compaction(index)
+
+
 def run_inline(spark: SparkSession, table: Table, index: RecordIndex,
                batch_no: int | None) -> list[dict[str, Any]]:
-    """After a commit: every inline service the index declares, in order; one row per
-    service instant that completed. The caller holds the writer lock."""
+    """After a commit: every inline service of the index and of the table type, in
+    order; one row per service instant that completed. The caller holds the lock."""
     rows: list[dict[str, Any]] = []
-    for service in index.SERVICES:
+    for service in services_of(table, index):
         if service.inline:
             rows += run_service(spark, table, index, service, {}, batch_no)
     return rows
@@ -50,8 +67,8 @@ def finish_pending(spark: SparkSession, table: Table, index: RecordIndex
     """At the end of a run: complete what a service left inflight (a new writer would
     roll it back); one row each."""
     rows = []
-    for service in index.SERVICES:
-        pending = index.spark.find_pending(service, table)
+    for service in services_of(table, index):
+        pending = _adapter(index, service).find_pending(service, table)
         if pending is not None:
             with undone_on_failure(spark, table, service.name):
                 rows.append(complete(spark, table, index, pending, None))
@@ -61,7 +78,7 @@ def finish_pending(spark: SparkSession, table: Table, index: RecordIndex
 def plan(table: Table, index: RecordIndex, service: TableService,
          options: dict[str, Any]) -> Any | None:
     """The service's plan against the committed snapshot; nothing is written."""
-    return index.plan_service(service, table, table.snapshot(), options)
+    return _definition(index, service).plan_service(service, table, table.snapshot(), options)
 
 
 def run_service(spark: SparkSession, table: Table, index: RecordIndex,
@@ -70,7 +87,7 @@ def run_service(spark: SparkSession, table: Table, index: RecordIndex,
     """One step of ``service``: complete a pending instant whose time has come, or plan,
     execute and (unless it stays pending) complete a new one. ``planned``: a plan
     already checked by the caller. Returns the rows of completed instants."""
-    adapter = index.spark
+    adapter = _adapter(index, service)
     what = service.name if batch_no is None else f"{service.name} after batch {batch_no}"
     pending = adapter.find_pending(service, table)
     if pending is not None:
@@ -93,7 +110,7 @@ def execute(spark: SparkSession, table: Table, index: RecordIndex, service: Tabl
             the_plan: Any) -> PendingService:
     """Start the service's instant and run its execution; nothing is visible yet. A
     service that may stay pending keeps what it did in its inflight file."""
-    adapter = index.spark
+    adapter = _adapter(index, service)
     t0 = time.perf_counter()
     instant = table.start_instant(service.action, adapter.service_request(service, the_plan))
     counters = new_counters(spark)
@@ -122,7 +139,8 @@ def complete(spark: SparkSession, table: Table, index: RecordIndex, pending: Pen
     """Commit an executed service atomically; its metrics row."""
     t1 = time.perf_counter()
     before = table.snapshot()
-    work = index.spark.complete_service(pending, table, before)
+    adapter = _adapter(index, pending.service)
+    work = adapter.complete_service(pending, table, before)
     metadata = {
         "operationType": work.operation_type,
         "partitionToWriteStats": stats_by_partition(work.stats),
@@ -130,7 +148,8 @@ def complete(spark: SparkSession, table: Table, index: RecordIndex, pending: Pen
         "extraMetadata": work.extra_metadata,
     }
     crash_if(f"{pending.service.crash_prefix}_before_commit")
-    table.complete_instant(pending.instant, metadata, pending.service.action)
+    table.complete_instant(pending.instant, metadata,
+                           pending.service.completed_action or pending.service.action)
     if work.on_complete is not None:
         work.on_complete()
     commit_s = time.perf_counter() - t1
@@ -146,6 +165,6 @@ def complete(spark: SparkSession, table: Table, index: RecordIndex, pending: Pen
         timings={"write_s": pending.execute_s, "commit_s": commit_s, "total_s": total_s},
         shuffle_bytes=pending.shuffle_bytes, shuffle_read_bytes=pending.shuffle_read_bytes,
         spark_jobs=pending.spark_jobs)
-    row.update(index.spark.service_figures(pending, before, after))
+    row.update(adapter.service_figures(pending, before, after))
     row.update(index.table_metrics(after))
     return row

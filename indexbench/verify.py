@@ -2,8 +2,9 @@
 
 Every committed file exists; every partition has Hudi's ``.hoodie_partition_metadata``;
 footer min/max and bloom filter hold every key of their file; records are unique across
-the snapshot under the table's key scope, (partition, key); the index's own invariants
-(bucket of every record, RLI coverage) hold. Only problems (bounded) come back to the
+the snapshot under the table's key scope, (partition, key) — on a merge-on-read table
+the records a snapshot read gives, base files merged with their logs; the index's own
+invariants (bucket of every record, RLI coverage) hold. Only problems (bounded) come back to the
 driver.
 """
 
@@ -18,7 +19,8 @@ import indexes
 from tableformat import basefile as bf
 from tableformat import partition_meta
 from tableformat.fs import exists
-from tableformat.table import Table
+from tableformat.slice_reader import read_slice
+from tableformat.table import FileSlice, Table
 
 MAX_REPORTED = 20
 
@@ -50,6 +52,33 @@ def check_base_file(table: Table, partition: str, path: str, expected_rows: int,
     return problems, keys
 
 
+def check_slice(table: Table, s: FileSlice, index, snapshot) -> tuple[list[str], np.ndarray]:
+    """Problems of one file slice and its live record keys: its base file's (if any),
+    then, when it has log files, the merged records' place (Spark-free)."""
+    problems: list[str] = []
+    keys = np.empty(0, dtype=object)
+    if s.path is not None:
+        problems, keys = check_base_file(table, s.partition, s.path, s.base_records, index,
+                                         snapshot)
+    if not s.logs:
+        return problems, keys
+    missing = [lf.path for lf in s.logs if not exists(table.fs, table.abs_path(lf.path))]
+    if missing:
+        return problems + [f"{p}: committed log file is missing" for p in missing], keys
+    cfg = table.config
+    data = read_slice(table.fs, table.root, s, cfg.record_key_field, cfg.ordering_field)
+    if not data.num_rows:
+        return problems, np.empty(0, dtype=object)
+    frame = data.to_pandas()
+    keys = frame[bf.RECORD_KEY].to_numpy(dtype=object)
+    if (frame[bf.PARTITION_PATH] != s.partition).any():
+        problems.append(f"{s.file_id} (merged): records with another _hoodie_partition_path")
+    where = index.misplaced(frame, s.partition, s.file_id, cfg, snapshot)
+    if where:
+        problems.append(f"{s.file_id} (merged with {len(s.logs)} log files): {where}")
+    return problems, keys
+
+
 def verify_table(spark: SparkSession, uri: str) -> list[str]:
     """All problems found in the table (empty list: every invariant holds)."""
     table = Table(uri)
@@ -62,14 +91,15 @@ def verify_table(spark: SparkSession, uri: str) -> list[str]:
     slices = list(snapshot.slices.values())
     if not slices:
         return problems
-    files = spark.createDataFrame([(s.partition, s.path, s.num_records) for s in slices],
-                                  "partition string, path string, rows long")
+    files = spark.createDataFrame([(i,) for i in range(len(slices))], "slice long")
 
     def check(frames):
         for pdf in frames:
             out_p, out_k = [], []
-            for part, path, rows in zip(pdf["partition"], pdf["path"], pdf["rows"], strict=True):
-                probs, keys = check_base_file(table, part, path, int(rows), index, snapshot)
+            for i in pdf["slice"]:
+                s = slices[int(i)]
+                probs, keys = check_slice(table, s, index, snapshot)
+                part = s.partition
                 out_p += probs
                 out_k.append(pd.DataFrame({"problem": None, "partition": part, "key": keys}))
             yield pd.concat([pd.DataFrame({"problem": out_p, "partition": None, "key": None})]

@@ -23,14 +23,15 @@ import pyarrow.compute as pc
 
 from tableformat import basefile as bf
 from tableformat.fs import IOStats
+from tableformat.merge import resolve
 from tableformat.precombine import precombine as combine
-from tableformat.table import WRITE_STATS_SCHEMA
+from tableformat.table import UPSERT_STATS_SCHEMA
 
 _DDL_TYPES = {"string": pa.string(), "long": pa.int64(), "int": pa.int32()}
 # The write stat row in Arrow (Spark's applyInArrow needs the exact types).
 WRITE_STATS_ARROW = pa.schema([
     pa.field(name, _DDL_TYPES[kind]) for name, kind in
-    (part.split() for part in WRITE_STATS_SCHEMA.split(","))])
+    (part.split() for part in UPSERT_STATS_SCHEMA.split(","))])
 
 
 @dataclass(frozen=True)
@@ -57,6 +58,22 @@ def _as_arrow(records: pa.Table | pd.DataFrame, schema: pa.Schema) -> pa.Table:
     if isinstance(records, pd.DataFrame):
         return pa.Table.from_pandas(records[schema.names], schema=schema, preserve_index=False)
     return records.select(schema.names).cast(schema)
+
+
+def meta_columns(spec: MergeSpec, records: pa.Table, partition: str, file_name: str,
+                 task_part: str) -> pa.Table:
+    """Hudi's five meta columns, then the data columns: a base file's records, or a log
+    block's (whose ``_hoodie_file_name`` is the file id, as Hudi's append handle sets
+    it). The sequence number is ``{instant}_{task partition}_{record number}``."""
+    n = records.num_rows
+    seqno = pc.binary_join_element_wise(
+        pa.scalar(f"{spec.instant}_{task_part}"),
+        pc.cast(pa.array(np.arange(n, dtype=np.int64)), pa.string()), "_")
+    return pa.Table.from_arrays(
+        [pa.repeat(pa.scalar(spec.instant), n), seqno,
+         pc.cast(records.column(spec.key_field), pa.string()),
+         pa.repeat(pa.scalar(partition), n), pa.repeat(pa.scalar(file_name), n),
+         *records.select(spec.data_schema.names).columns], schema=spec.file_schema)
 
 
 def precombine(records: pa.Table | pd.DataFrame, key_field: str, ordering_field: str,
@@ -99,6 +116,7 @@ def merge_file_group(
     with_marker = spec.data_schema.append(pa.field(bf.IS_DELETED, pa.bool_())) \
         if bf.IS_DELETED in names else spec.data_schema
     fresh = precombine(incoming, key, order, with_marker)
+    incoming_bytes = fresh.nbytes
     deletes = np.zeros(fresh.num_rows, dtype=bool)
     if bf.IS_DELETED in names:
         deletes = fresh.column(bf.IS_DELETED).fill_null(False).to_numpy(zero_copy_only=False)
@@ -113,39 +131,12 @@ def merge_file_group(
     token_for_name, instant_for_name = name_as or (write_token, spec.instant)
     file_name = bf.BaseFileName(file_id, token_for_name, instant_for_name).name
     rel_path = f"{partition}/{file_name}" if partition else file_name
-    task_part = write_token.split("-")[0]
-    n = fresh.num_rows
     fresh_keys = fresh.column(key).combine_chunks()
-    seqno = pc.binary_join_element_wise(
-        pa.scalar(f"{spec.instant}_{task_part}"),
-        pc.cast(pa.array(np.arange(n, dtype=np.int64)), pa.string()), "_")
-    fresh = pa.Table.from_arrays(
-        [pa.repeat(pa.scalar(spec.instant), n), seqno,
-         pc.cast(fresh_keys, pa.string()), pa.repeat(pa.scalar(partition), n),
-         pa.repeat(pa.scalar(file_name), n),
-         *fresh.columns], schema=schema)
+    fresh = meta_columns(spec, fresh, partition, file_name, write_token.split("-")[0])
 
-    # Where each incoming key sits in the old file (-1: an insert).
-    pos = pc.index_in(fresh_keys, value_set=old.column(key).combine_chunks())
-    is_update = pos.is_valid().to_numpy(zero_copy_only=False)
-    pos_np = pos.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.int64)
-    keep_new = np.ones(n, dtype=bool)
-    if is_update.any():
-        upd = np.flatnonzero(is_update)
-        new_order = fresh.column(order).take(pa.array(upd))
-        old_order = old.column(order).take(pa.array(pos_np[upd]))
-        # Ties go to the incoming record; an older incoming record loses to the stored one.
-        # NaN orders above every number (Java's Double.compareTo, Arrow's sort): new
-        # batches cannot hold NaN (validation), tables written before may.
-        wins = pc.greater_equal(new_order, old_order)
-        if pa.types.is_floating(new_order.type):
-            wins = pc.or_kleene(wins, pc.is_nan(new_order))
-        wins = wins.fill_null(True)
-        keep_new[upd] = wins.to_numpy(zero_copy_only=False)
-    keep_old = np.ones(old.num_rows, dtype=bool)
-    keep_old[pos_np[is_update & keep_new]] = False  # replaced, or deleted (a winning delete)
-    deleted = is_update & keep_new & deletes
-    keep_new &= ~deletes  # a delete is never written; one of an absent key does nothing
+    r = resolve(old.column(key).combine_chunks(), old.column(order), fresh_keys,
+                fresh.column(order), deletes)
+    keep_old, keep_new, is_update, deleted = r.keep_old, r.keep_new, r.is_update, r.deleted
     if prev_path is None and not keep_new.any():
         return None  # only deletes of keys this new file group never had
     merged = pa.concat_tables([old.filter(pa.array(keep_old)),
@@ -171,5 +162,5 @@ def merge_file_group(
         "numDeletes": int(deleted.sum()), "totalWriteBytes": size,
         "indexBytes": index_bytes, "mergeFilesRead": merge_stats.files_read,
         "mergeBytesRead": merge_stats.bytes_read, "minRecordKey": min_key,
-        "maxRecordKey": max_key, "bucketId": bucket_id,
+        "maxRecordKey": max_key, "bucketId": bucket_id, "incomingBytes": incoming_bytes,
     }

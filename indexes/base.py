@@ -128,6 +128,9 @@ class TableService:
     command: str | None = None
     options: tuple[ServiceOption, ...] = ()
     usage: str = ""  # how its command is called, quoted when an option is refused
+    # the action its instant completes as, when not ``action`` (a compaction's
+    # ``.compaction.requested``/``.inflight`` complete as a ``.commit``)
+    completed_action: str | None = None
 
     @property
     def crash_prefix(self) -> str:
@@ -217,6 +220,10 @@ class RecordIndex(ABC):
     SERVICES: ClassVar[tuple[TableService, ...]] = ()
     # simulator scheduling: a memory-heavy index gets a process lane of its own
     SIM_MEMORY_HEAVY: ClassVar[bool] = False
+    # Hudi's ``HoodieIndex.canIndexLogFiles``: whether a record in a log file can be
+    # found by this index. On a merge-on-read table an index that cannot (bloom: its
+    # filters are in base-file footers) gets its inserts written to base files only.
+    CAN_INDEX_LOG_FILES: ClassVar[bool] = False
 
     def __init__(self, **params: Any):
         known = {p.name: p for p in self.PARAMS}

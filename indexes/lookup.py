@@ -11,9 +11,13 @@ Nothing here imports pyspark.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
+
+from tableformat.basefile import read_parquet
+from tableformat.slice_reader import read_slice
 
 
 @dataclass(frozen=True)
@@ -30,6 +34,10 @@ class ReadView:
     index_files: dict[str, tuple[str, ...]] = field(default_factory=dict)
     # partition -> (node values, node file ids) of its ring (consistent-hashing)
     rings: dict[str, tuple[tuple[int, ...], tuple[str, ...]]] = field(default_factory=dict)
+    # merge-on-read: the slices with log files, read merged (tableformat.slice_reader);
+    # a log-only slice has no base path in ``files`` (None)
+    merged: dict[tuple[str, str], Any] = field(default_factory=dict)
+    ordering_field: str = ""
 
     @classmethod
     def of(cls, table, snapshot, index) -> ReadView:
@@ -38,9 +46,23 @@ class ReadView:
         for (partition, fid), s in sorted(snapshot.slices.items()):
             files.setdefault(partition, []).append((fid, s.path))
         layout = index.hash_layout(snapshot) or {}
+        merged = {k: s for k, s in snapshot.slices.items() if s.logs}
         return cls(table.uri, table.config.record_key_field,
                    {p: tuple(v) for p, v in files.items()}, layout,
-                   tuple(snapshot.completed), **index.read_view_extra(snapshot))
+                   tuple(snapshot.completed), merged=merged,
+                   ordering_field=table.config.ordering_field,
+                   **index.read_view_extra(snapshot))
+
+    def read_group(self, table, partition: str, file_id: str, stats, log_stats=None,
+                   columns: list[str] | None = None) -> pa.Table:
+        """One file group's records: its base file, or its slice merged with its logs."""
+        s = self.merged.get((partition, file_id))
+        if s is None:
+            path = dict(self.files.get(partition, ()))[file_id]
+            return read_parquet(table.fs, table.abs_path(path), stats, columns)
+        return read_slice(table.fs, table.root, s, self.record_key_field,
+                          self.ordering_field, stats=stats, log_stats=log_stats,
+                          columns=columns)
 
 
 @dataclass

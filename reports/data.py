@@ -27,7 +27,7 @@ from typing import Any
 
 import pandas as pd
 
-from tableformat.metrics import CONTRACT_COLUMNS, STRING_COLUMNS
+from tableformat.metrics import CONTRACT_COLUMNS, STRING_COLUMNS, series_of
 from tableformat.rows import MEASURED_ONLY
 
 # Extra columns the driver, the simulator, the service runner, peers and queries write
@@ -58,6 +58,11 @@ KNOWN_EXTRA_COLUMNS = frozenset({
     "spark_tasks", "result_rows", "repeats", "key_fields", "spark_input_bytes",
     # reports
     "run", "series",
+    # merge-on-read (docs/table-format.md): log writes, logs in the table, compactions,
+    # merged reads
+    "table_type", "log_files_written", "log_blocks_written", "log_bytes_written",
+    "write_amplification", "records_in_logs", "log_files_in_table", "slices_compacted",
+    "log_files_compacted", "log_bytes_compacted", "log_files_read", "log_bytes_read",
 })
 # Families of extra columns (multiple-rehash: rescaled_<bucket fill>_before/_after;
 # the simulator's modelled figures: model_<column>; a peer's own figures: peer_<name>).
@@ -154,7 +159,8 @@ def is_peer(df: pd.DataFrame) -> pd.Series:
 
 def series_labels(df: pd.DataFrame, run_label: str | None = None) -> pd.Series:
     """``index``, `` (sim)`` for simulated rows, `` · run_label`` when several runs."""
-    labels = df["index"].astype(str).where(~is_sim(df), df["index"].astype(str) + SIM_SUFFIX)
+    base = series_of(df)
+    labels = base.where(~is_sim(df), base + SIM_SUFFIX)
     return labels if run_label is None else labels + " · " + run_label
 
 

@@ -19,6 +19,7 @@ from tableformat import hoodie_properties as hp
 from tableformat import partition_meta
 from tableformat.errors import IndexBenchError
 from tableformat.layout import HOODIE
+from tableformat.markers import delete_markers, marked_files
 
 
 def abort_instant(table, instant: str) -> list[str]:
@@ -45,13 +46,21 @@ INSTANT_METADATA_DIRS = (".hoodie/metadata/", ".hoodie/.bucket_index/")
 
 def delete_instant_files(table, instants: list[str], own_metafiles: bool = False
                          ) -> tuple[list[str], set[str]]:
-    """Delete the base and RLI files of ``instants`` and temporary partition metafiles
+    """Delete the base, log and RLI files of ``instants`` and temporary partition metafiles
     (with ``own_metafiles``, also metafiles those instants created): one recursive
     listing. Returns the deleted table-relative paths and the folders they were in.
     Shared by the abort here and :meth:`Table.rollback_pending`."""
     suffixes = tuple(f"_{i}.parquet" for i in instants)
     deleted: list[str] = []
     folders: set[str] = set()
+    for instant in instants:  # log files: their names do not say their instant
+        for rel in marked_files(table.fs, table.root, instant):
+            path = table.abs_path(rel)
+            if tfs.exists(table.fs, path):
+                table.fs.delete_file(path)
+                deleted.append(rel)
+                folders.add(path.rsplit("/", 1)[0])
+        delete_markers(table.fs, table.root, instant)
     for info in tfs.list_files(table.fs, table.root, recursive=True):
         rel = info.path[len(table.root):].lstrip("/")
         name = info.base_name

@@ -124,3 +124,4 @@ def is_spark_struct_json(text: str | None) -> bool:
         return json.loads(text).get("type") == "struct"
     except (ValueError, AttributeError):
         return False
+

@@ -1,5 +1,5 @@
-"""Completed instant files in Hudi's shape: ``HoodieCommitMetadata`` (``.commit``) and
-``HoodieReplaceCommitMetadata`` (``.replacecommit``) JSON.
+"""Completed instant files in Hudi's shape: ``HoodieCommitMetadata`` (``.commit``,
+``.deltacommit``) and ``HoodieReplaceCommitMetadata`` (``.replacecommit``) JSON.
 
 Writers hand the table their write stats and extraMetadata; this module turns them into
 what Hudi's Jackson mapper writes, so Hudi readers (hudi-rs, Hudi's timeline and file
@@ -24,7 +24,9 @@ from typing import Any
 from tableformat.avro_schema import avro_schema_json, is_spark_struct_json
 
 COMMIT = "commit"
+DELTA_COMMIT = "deltacommit"  # a merge-on-read write: HoodieCommitMetadata, logs in its stats
 REPLACE = "replacecommit"
+COMPACTION = "compaction"  # pending action of a compaction; it completes as a ``commit``
 SCHEMA_KEY = "schema"  # Hudi's: the Avro schema of the data
 SPARK_SCHEMA_KEY = "indexbench.spark.schema"  # the project's: the writer's Spark schema
 
@@ -48,7 +50,9 @@ WRITE_STAT_FIELDS: tuple[tuple[str, Any], ...] = (
     ("fileSizeInBytes", None), ("minEventTime", None), ("maxEventTime", None),
     ("runtimeStats", None),
 )
-_HUDI_STAT_NAMES = frozenset(name for name, _ in WRITE_STAT_FIELDS)
+# HoodieDeltaWriteStat's own fields (a log file's stat), after HoodieWriteStat's
+DELTA_WRITE_STAT_FIELDS = ("logVersion", "logOffset", "baseFile", "logFiles")
+_HUDI_STAT_NAMES = frozenset(name for name, _ in WRITE_STAT_FIELDS) | set(DELTA_WRITE_STAT_FIELDS)
 
 
 def hoodie_write_stat(stat: Mapping[str, Any], partition: str) -> dict[str, Any]:
@@ -59,10 +63,16 @@ def hoodie_write_stat(stat: Mapping[str, Any], partition: str) -> dict[str, Any]
     if given != partition:
         raise ValueError(f"write stat of {stat.get('path')!r} says partition {given!r}, "
                          f"listed under {partition!r}")
-    out = {name: stat.get(name, default) for name, default in WRITE_STAT_FIELDS}
+    out = {name: default if stat.get(name) is None else stat[name]
+           for name, default in WRITE_STAT_FIELDS}
     out["partitionPath"] = partition
     if out["fileSizeInBytes"] is None:
         out["fileSizeInBytes"] = out["totalWriteBytes"]
+    if stat.get("logVersion") is not None:  # a log file: HoodieDeltaWriteStat
+        logs = stat.get("logFiles") or []
+        out.update(logVersion=int(stat["logVersion"]), logOffset=int(stat.get("logOffset") or 0),
+                   baseFile=stat.get("baseFile") or "",
+                   logFiles=logs.split(",") if isinstance(logs, str) else list(logs))
     out.update((k, v) for k, v in stat.items() if k not in _HUDI_STAT_NAMES)
     return out
 
@@ -98,14 +108,14 @@ def _extra_metadata(extra: Mapping[str, Any], table_name: str,
 def hoodie_commit_metadata(metadata: Mapping[str, Any], action: str, table_name: str,
                            latest_spark_schema: Callable[[], str | None] = lambda: None
                            ) -> dict[str, Any]:
-    """The JSON object of a completed ``commit`` or ``replacecommit`` instant.
+    """The JSON object of a completed ``commit``, ``deltacommit`` or ``replacecommit``.
 
     ``metadata`` holds ``partitionToWriteStats`` (partition → write stats),
     ``partitionToReplaceFileIds`` (replacecommit only), ``operationType`` and
     ``extraMetadata``, whose ``schema`` may be the writer's Spark ``StructType`` JSON;
     ``latest_spark_schema`` gives the table's current Spark schema for a commit without
     one (called only then)."""
-    if action not in (COMMIT, REPLACE):
+    if action not in (COMMIT, DELTA_COMMIT, REPLACE):
         raise ValueError(f"not a commit action: {action!r}")
     operation = metadata.get("operationType") or "UNKNOWN"
     if operation not in WRITE_OPERATION_TYPES:

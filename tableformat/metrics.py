@@ -34,7 +34,8 @@ COUNT_COLUMNS = ["candidate_files", "files_read", "bytes_read", "bloom_checks",
                  "bloom_positives", "false_positives", "index_mem_bytes", "index_disk_bytes"]
 STRING_COLUMNS = {"run_id", "index", "workload", "operation", "instant", "mode", "run_mode",
                   "storage",
-                  "bloom_mode", "query", "plan", "table", "join_table", "key_fields"}
+                  "bloom_mode", "query", "plan", "table", "join_table", "key_fields",
+                  "table_type"}
 
 
 def new_run_id() -> str:
@@ -154,4 +155,14 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
     # simulated series: their seconds and bytes are modelled (model_* columns)
     cols += [f"model_{c}" for c in ("tag_s", "write_s", "total_s", "bytes_read")
              if f"model_{c}" in df.columns]
-    return upserts.groupby("index", sort=False)[cols].median()
+    return upserts.groupby(series_of(upserts), sort=False)[cols].median()
+
+
+def series_of(df: pd.DataFrame) -> pd.Series:
+    """A row's series: its index, `` (mor)`` on a merge-on-read table (a compare of
+    both table types runs each index twice on the same batches)."""
+    labels = df["index"].astype(str)
+    if "table_type" in df.columns:
+        mor = df["table_type"].astype("string").eq("mor").fillna(False).astype(bool)
+        labels = labels.where(~mor, labels + " (mor)")
+    return labels.rename("index")

@@ -15,7 +15,8 @@ from typing import Any
 
 # Columns of the driver's rows that hold measured bytes or seconds in a real run; a
 # model fills them in sim. An index declares its own (``Metric(measured=True)``).
-MEASURED_ONLY = ("bytes_read", "bytes_written", "merge_bytes_read", "generate_s",
+MEASURED_ONLY = ("bytes_read", "bytes_written", "merge_bytes_read", "log_bytes_written",
+                 "write_amplification", "generate_s",
                  "validate_s", "precombine_s", "tag_s", "write_s",
                  "commit_s", "total_s", "shuffle_bytes", "shuffle_read_bytes",
                  "index_disk_bytes", "bytes_read_needed", "bytes_read_fp_only",
@@ -34,11 +35,26 @@ class WriteTotals:
     bytes_written: float = 0
     merge_files_read: int = 0
     merge_bytes_read: float = 0
+    # merge-on-read: the log files among the files written (stats with a log version)
+    log_files_written: int = 0
+    log_blocks_written: int = 0
+    log_bytes_written: float = 0
+    incoming_bytes: float = 0  # the records handed to the writers (Arrow bytes)
+
+    @property
+    def write_amplification(self) -> float | None:
+        """Bytes written per byte of incoming records."""
+        return self.bytes_written / self.incoming_bytes if self.incoming_bytes else None
 
     @classmethod
     def from_stats(cls, stats: list[dict]) -> WriteTotals:
         """Totals of Hudi-style write stats (one per file group written)."""
+        logs = [s for s in stats if s.get("logVersion") is not None]
         return cls(
+            log_files_written=len(logs),
+            log_blocks_written=sum(int(s.get("totalLogBlocks") or 0) for s in logs),
+            log_bytes_written=sum(int(s["totalWriteBytes"]) for s in logs),
+            incoming_bytes=sum(int(s.get("incomingBytes") or 0) for s in stats),
             files_written=len(stats),
             records_written=sum(int(s["numWrites"]) for s in stats),
             inserts=sum(int(s["numInserts"]) for s in stats),
@@ -48,6 +64,14 @@ class WriteTotals:
             merge_files_read=sum(int(s.get("mergeFilesRead") or 0) for s in stats),
             merge_bytes_read=sum(int(s.get("mergeBytesRead") or 0) for s in stats),
         )
+
+
+def log_write_figures(writes: WriteTotals) -> dict[str, Any]:
+    """What a write put into log files (0 on copy-on-write), and its amplification."""
+    return {"log_files_written": writes.log_files_written,
+            "log_blocks_written": writes.log_blocks_written,
+            "log_bytes_written": writes.log_bytes_written,
+            "write_amplification": writes.write_amplification}
 
 
 def measured_fp_rate(counts: Mapping[str, float]) -> float:
@@ -75,8 +99,12 @@ def as_modelled(row: dict[str, Any], measured: Iterable[str] = ()) -> dict[str, 
 
 def table_figures(snapshot) -> dict[str, Any]:
     """Size of the committed table after the operation."""
-    return {"files_in_table": snapshot.physical_files, "file_groups": len(snapshot.slices),
-            "table_records": sum(s.num_records for s in snapshot.slices.values())}
+    slices = snapshot.slices.values()
+    return {"files_in_table": snapshot.physical_files, "file_groups": len(slices),
+            "table_records": sum(s.num_records for s in slices),
+            # merge-on-read: upserts waiting in log files for a compaction
+            "records_in_logs": sum(s.num_records - s.base_records for s in slices),
+            "log_files_in_table": sum(len(s.logs) for s in slices)}
 
 
 def upsert_row(*, batch_no: int, instant: str, input_records: int, records: int,
@@ -121,6 +149,7 @@ def upsert_row(*, batch_no: int, instant: str, input_records: int, records: int,
         "records_rewritten": writes.records_written - writes.inserts - writes.updates,
         "merge_files_read": writes.merge_files_read,
         "merge_bytes_read": writes.merge_bytes_read,
+        **log_write_figures(writes),
         "keys_hashed": counts.get("keys_hashed", 0),
         **{k: counts[k] for k in index_counters if k in counts},
     }

@@ -15,18 +15,28 @@ import json
 import os
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
 from tableformat import fs as tfs
 from tableformat import hoodie_properties as hp
 from tableformat import partition_meta
 from tableformat.abort import delete_instant_files, delete_timeline_files
-from tableformat.commit_metadata import COMMIT, REPLACE, hoodie_commit_metadata, spark_schema
+from tableformat.commit_metadata import (
+    COMMIT,
+    DELTA_COMMIT,
+    REPLACE,
+    hoodie_commit_metadata,
+    spark_schema,
+)
 from tableformat.errors import IndexBenchError, TableConfigError
+from tableformat.hudi_log.names import LogFileName, is_log_file
 from tableformat.layout import HOODIE, PROPERTIES
 from tableformat.lock import LOCK, WriterLock
+from tableformat.markers import delete_markers, marked_files
 from tableformat.sizing import CommitTotals
+from tableformat.table_type import COPY_ON_WRITE, TABLE_TYPE, check_table_type
+from tableformat.write_config import WriteConfig
 
 INFLIGHT = "inflight"
 REQUESTED = "requested"
@@ -52,8 +62,16 @@ WRITE_STATS_SCHEMA = (
     "indexBytes long, mergeFilesRead long, mergeBytesRead long, minRecordKey string, "
     "maxRecordKey string, bucketId int"
 )
+# The upsert writers' stat row: the above, HoodieDeltaWriteStat's fields (a log file's;
+# null for a base file; logFiles comma-joined) and the Arrow bytes of the records the
+# writer was handed (write amplification).
+UPSERT_STATS_SCHEMA = WRITE_STATS_SCHEMA + (
+    ", logVersion int, logOffset long, baseFile string, logFiles string, "
+    "totalLogBlocks long, totalLogRecords long, incomingBytes long")
 
-IDENTITY_KEYS = (KEY_FIELD, PARTITION_FIELD, ORDERING_FIELD, INDEX_NAME)
+IDENTITY_KEYS = (KEY_FIELD, PARTITION_FIELD, ORDERING_FIELD, INDEX_NAME, TABLE_TYPE)
+# completed actions on the timeline (a compaction completes as a ``commit``)
+COMPLETED_ACTIONS = (COMMIT, DELTA_COMMIT, REPLACE)
 
 
 def format_instant(ms: int) -> str:
@@ -79,6 +97,7 @@ class TableConfig:
     index_type: str
     index_params: dict[str, str] = field(default_factory=dict)
     key_scope: str = "partition"  # tables written before the key existed: the same
+    table_type: str = COPY_ON_WRITE  # hoodie.table.type: COPY_ON_WRITE or MERGE_ON_READ
 
     def to_properties(self) -> dict[str, str]:
         """Hudi's table properties (version 6), the identity, the index parameters."""
@@ -91,6 +110,7 @@ class TableConfig:
             INDEX_TYPE: self.index_type,
             INDEX_NAME: self.index_name,
             KEY_SCOPE: self.key_scope,
+            TABLE_TYPE: check_table_type(self.table_type),
         }
         props.update(self.index_params)
         return props
@@ -108,6 +128,7 @@ class TableConfig:
             raise TableConfigError(f"{KEY_SCOPE}={scope!r} is not a key scope this version "
                                    f"knows ({', '.join(KEY_SCOPES)})")
         return cls(
+            table_type=check_table_type(props.get(TABLE_TYPE, COPY_ON_WRITE)),
             key_scope=scope,
             name=props[hp.NAME],
             record_key_field=props[KEY_FIELD],
@@ -120,16 +141,51 @@ class TableConfig:
 
 
 @dataclass(frozen=True)
+class LogFile:
+    """One committed log file of a file slice (merge-on-read)."""
+
+    path: str  # relative to the table root
+    instant: str  # the delta commit that wrote it
+    num_records: int  # records in its data blocks (upserts)
+    num_deletes: int  # keys in its delete blocks
+    size_bytes: int
+
+
+@dataclass(frozen=True)
 class FileSlice:
-    """The latest committed base file of one file group."""
+    """The latest committed slice of one file group: a base file and, on a merge-on-read
+    table, the log files written on top of it since (Hudi's ``FileSlice``).
+
+    ``path`` is None for a log-only slice (a merge-on-read file group whose inserts went
+    to a log before its first compaction). ``instant`` is the slice's base instant: the
+    instant that wrote the base file, or the one in a log-only slice's log file names.
+    ``num_records`` counts the base file's records plus the logs' upserts (a key updated
+    in a log is counted twice: Hudi sizes file slices the same way, by bytes)."""
 
     partition: str
     file_id: str
-    path: str  # relative to the table root
+    path: str | None  # the base file, relative to the table root
     instant: str
     num_records: int
-    size_bytes: int
+    size_bytes: int  # the base file's bytes
     index_bytes: int = 0
+    logs: tuple[LogFile, ...] = ()
+
+    @property
+    def base_records(self) -> int:
+        return self.num_records - sum(lf.num_records for lf in self.logs)
+
+    @property
+    def log_bytes(self) -> int:
+        return sum(lf.size_bytes for lf in self.logs)
+
+    @property
+    def total_bytes(self) -> int:
+        return self.size_bytes + self.log_bytes
+
+    def with_log(self, log: LogFile) -> FileSlice:
+        return replace(self, logs=(*self.logs, log),
+                       num_records=self.num_records + log.num_records)
 
 
 @dataclass
@@ -143,6 +199,12 @@ class Snapshot:
     extra: dict[str, dict] = field(default_factory=dict)
     # what each completed instant wrote, oldest first (Hudi's average record size)
     commits: list[CommitTotals] = field(default_factory=list)
+    # each completed instant's operationType (a compaction's is COMPACT: it routes nothing)
+    operations: dict[str, str] = field(default_factory=dict)
+
+    def compactions(self) -> set[str]:
+        """Instants that compacted log files (merge-on-read)."""
+        return {i for i, op in self.operations.items() if op == "COMPACT"}
 
     def partitions(self) -> list[str]:
         return sorted({p for p, _ in self.slices})
@@ -172,6 +234,27 @@ def visible(path: str, instant: str, completed: set[str]) -> bool:
         return True
 
 
+def _add_log(slices: dict[tuple[str, str], FileSlice], key: tuple[str, str], stat: dict,
+             instant: str, completed: set[str]) -> None:
+    """Attach a committed log file to the slice of its base instant (Hudi's file system
+    view groups log files by the base instant in their name). A log whose base instant
+    is pending (a consistent-hashing child's) stays hidden, as its base file does; one
+    whose file group has no slice yet starts a log-only slice."""
+    base = LogFileName.parse(stat["path"]).base_instant
+    if base != instant and base not in completed:
+        return
+    log = LogFile(path=stat["path"], instant=instant, num_records=int(stat["numWrites"]),
+                  num_deletes=int(stat.get("numDeletes") or 0),
+                  size_bytes=int(stat["totalWriteBytes"]))
+    current = slices.get(key)
+    if current is None or current.instant < base:
+        current = FileSlice(partition=key[0], file_id=key[1], path=None, instant=base,
+                            num_records=0, size_bytes=0)
+    elif current.instant != base:
+        return  # a log of an older slice: the latest slice does not read it
+    slices[key] = current.with_log(log)
+
+
 def stats_by_partition(stats: list[dict]) -> dict[str, list[dict]]:
     """Write stats as commit metadata's ``partitionToWriteStats`` (sorted, stable)."""
     out: dict[str, list[dict]] = {}
@@ -191,6 +274,8 @@ class Table:
         self._lock = WriterLock(self.fs, tfs.join(self.meta, LOCK), self.uri)
         self._last_instant_ms = 0
         self._commit_cache: dict[tuple[str, str], dict] = {}
+        # the writer's settings (table type, merge-on-read knobs): set by who opens it
+        self.write_config = WriteConfig()
         self.rolled_back: tuple[list[str], list[str]] = ([], [])
 
     # ---- configuration -------------------------------------------------
@@ -231,11 +316,11 @@ class Table:
         return sorted(i.base_name for i in tfs.list_files(self.fs, self.meta))
 
     def completed_instants(self) -> list[tuple[str, str]]:
-        """(instant, action) of every completed commit or replacecommit, in order."""
+        """(instant, action) of every completed commit, delta commit or replacecommit."""
         out = []
         for name in self._timeline_files():
             stem, _, action = name.partition(".")
-            if action in (COMMIT, REPLACE) and len(stem) == 17 and stem.isdigit():
+            if action in COMPLETED_ACTIONS and len(stem) == 17 and stem.isdigit():
                 out.append((stem, action))
         return out
 
@@ -317,8 +402,19 @@ class Table:
         for partition in body["partitionToWriteStats"]:
             names = self._delete_strays(instant, partition, body)
             partition_meta.ensure(self.fs, self.root, partition, instant, names)
+        self._delete_unlisted_logs(instant, body)
         tfs.write_bytes_atomic(self.fs, tfs.join(self.meta, f"{instant}.{action}"),
                                json.dumps(body, indent=2).encode())
+        delete_markers(self.fs, self.root, instant)
+
+    def _delete_unlisted_logs(self, instant: str, metadata: dict) -> None:
+        """Log files ``instant``'s markers name that its commit does not list (a failed
+        task attempt's): their names do not say their instant, the markers do."""
+        listed = {s["path"] for stats in metadata["partitionToWriteStats"].values()
+                  for s in stats}
+        for rel in marked_files(self.fs, self.root, instant):
+            if rel not in listed and tfs.exists(self.fs, self.abs_path(rel)):
+                self.fs.delete_file(self.abs_path(rel))
 
     def _delete_strays(self, instant: str, partition: str, metadata: dict) -> set[str]:
         """Delete this instant's files in ``partition`` that the commit does not list
@@ -343,34 +439,45 @@ class Table:
 
     # ---- snapshot --------------------------------------------------------
     def snapshot(self) -> Snapshot:
-        """Latest committed base file per file group, from the commit metadata."""
+        """Latest committed file slice per file group, from the commit metadata: base
+        files, and on a merge-on-read table the log files written on top of them."""
         slices: dict[tuple[str, str], FileSlice] = {}
         completed, physical, schema = [], 0, None
         extra: dict[str, dict] = {}
         commits: list[CommitTotals] = []
+        operations: dict[str, str] = {}
         done = {i for i, _ in self.completed_instants()}
         replaced: set[tuple[str, str]] = set()
         for instant, action in self.completed_instants():
             meta = self.read_commit(instant, action)
             completed.append(instant)
+            operations[instant] = meta.get("operationType") or "UNKNOWN"
             written = [s for stats in meta.get("partitionToWriteStats", {}).values()
                        for s in stats]
+            # Hudi's average record size reads base files only (log blocks are Avro)
+            bases = [s for s in written if not is_log_file(s["path"])]
             commits.append(CommitTotals(instant, action,
-                                        sum(int(s["totalWriteBytes"]) for s in written),
-                                        sum(int(s["numWrites"]) for s in written)))
+                                        sum(int(s["totalWriteBytes"]) for s in bases),
+                                        sum(int(s["numWrites"]) for s in bases)))
             for partition, ids in meta.get("partitionToReplaceFileIds", {}).items():
                 for fid in ids:
                     slices.pop((partition, fid), None)
                     replaced.add((partition, fid))
             for partition, stats in meta.get("partitionToWriteStats", {}).items():
                 for s in stats:
+                    key = (partition, s["fileId"])
+                    if is_log_file(s["path"]):
+                        physical += 1
+                        _add_log(slices, key, s, instant, done)
+                        continue
                     if s["path"].endswith(f"_{instant}.parquet"):
                         physical += 1  # its own file (a dual write's counts with its base)
                     if not visible(s["path"], instant, done):
                         continue  # a file group's base instant is pending (dual writes)
-                    slices[(partition, s["fileId"])] = FileSlice(
-                        partition=partition, file_id=s["fileId"], path=s["path"], instant=instant,
-                        num_records=int(s["numWrites"]), size_bytes=int(s["totalWriteBytes"]),
+                    slices[key] = FileSlice(
+                        partition=partition, file_id=s["fileId"], path=s["path"],
+                        instant=instant, num_records=int(s["numWrites"]),
+                        size_bytes=int(s["totalWriteBytes"]),
                         index_bytes=int(s.get("indexBytes", 0)),
                     )
             schema = spark_schema(meta.get("extraMetadata", {})) or schema
@@ -380,7 +487,7 @@ class Table:
         # timeline: a consistent-hashing resize's dual writes carry those records over.
         for key in replaced:
             slices.pop(key, None)
-        return Snapshot(slices, completed, physical, schema, extra, commits)
+        return Snapshot(slices, completed, physical, schema, extra, commits, operations)
 
     # ---- writer lock and rollback ----------------------------------------
     def acquire_writer_lock(self) -> None:

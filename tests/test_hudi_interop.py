@@ -18,6 +18,8 @@ from indexbench.driver import open_table, upsert
 from indexbench.rescale import rescale_table
 from tableformat import basefile as bf
 from tableformat import fs as tfs
+from tableformat.markers import marked_files
+from tableformat.slice_reader import read_file_group
 from tableformat.table import Table
 
 hudi = pytest.importorskip("hudi", minversion="0.5.0")
@@ -185,3 +187,105 @@ def test_hudi_rs_parses_the_avro_schema_of_every_spark_type(tmp_path):
     assert pa.schema(list(got)[:len(want)]) == want
     assert got.field("inner").type == pa.struct([("x", pa.int32()),
                                                  ("price", pa.decimal128(5, 1))])
+
+
+# ---------------------------------------------------------------- merge-on-read
+MOR = {"hoodie.table.type": "mor", "hoodie.compact.inline.max.delta.commits": "3"}
+
+
+def with_deletes(frame: pd.DataFrame, rng: np.random.Generator) -> pd.DataFrame:
+    """Every fifth row of the batch deletes its key (``_hoodie_is_deleted``)."""
+    frame = frame.copy()
+    frame["_hoodie_is_deleted"] = np.arange(len(frame)) % 5 == 0
+    return frame
+
+
+def merged_snapshot(uri: str) -> pa.Table:
+    """The harness's snapshot read: every file slice merged with its log files."""
+    table = Table(uri)
+    return pa.concat_tables([read_file_group(table, s)
+                             for s in table.snapshot().slices.values()])
+
+
+def assert_hudi_rs_reads_the_merged_snapshot(uri: str, pending_logs: set[str] = frozenset()
+                                             ) -> None:
+    """hudi-rs's snapshot query of a merge-on-read table equals the harness's merged
+    read row for row (meta columns included), over the same file slices (base and log
+    files) and the same completed timeline. ``pending_logs``: log files of a pending
+    delta commit, which hudi-rs lists in its file slices (its view lists storage) and
+    then skips block by block (their instant is not completed)."""
+    ht = hudi.HudiTableBuilder.from_base_uri(uri).build()
+    assert ht.is_mor
+    snap = Table(uri).snapshot()
+    got = pa.Table.from_batches(ht.read(), schema=ht.get_schema_with_meta_fields())
+    want = merged_snapshot(uri)
+    assert got.num_rows == want.num_rows == len(set(want.column(bf.RECORD_KEY).to_pylist()))
+    assert got.sort_by(bf.RECORD_KEY).to_pylist() == \
+        want.select(got.column_names).sort_by(bf.RECORD_KEY).to_pylist()
+    theirs = {(s.partition_path, s.file_id): (s.base_file_relative_path() or None,
+                                               sorted(set(s.log_files_relative_paths())
+                                                      - pending_logs))
+              for s in ht.get_file_slices()}
+    ours = {k: (s.path, sorted(lf.path for lf in s.logs)) for k, s in snap.slices.items()}
+    assert theirs == ours
+    timeline = ht.get_timeline()
+    completed = (timeline.get_completed_commits() + timeline.get_completed_deltacommits()
+                 + timeline.get_completed_replacecommits())
+    assert sorted(i.timestamp for i in completed) == snap.completed
+
+
+@pytest.fixture(scope="module")
+def mor_tables(spark, tmp_path_factory) -> dict[str, str]:
+    """One merge-on-read table per index: three delta commits with deletes, the inline
+    compaction they trigger, then a delta commit on top of the compacted base files."""
+    root = tmp_path_factory.mktemp("hudi-interop-mor")
+    out = {}
+    for name in indexes.names():
+        uri = str(root / name)
+        table, index = open_table(uri, name, {**PARAMS.get(name, {}), **MOR})
+        rng = np.random.default_rng(13)
+        with table:
+            for b, (pool, n) in enumerate([(200, 160), (300, 120), (300, 100), (400, 90)]):
+                batch = make_batch(rng, pool, n, b)
+                batch = with_deletes(batch, rng) if b else batch
+                upsert(spark, table, index, spark.createDataFrame(batch), batch_no=b)
+                services.run_inline(spark, table, index, batch_no=b)
+            services.finish_pending(spark, table, index)
+        out[name] = uri
+    return out
+
+
+@pytest.mark.parametrize("index_name", indexes.names())
+def test_hudi_rs_reads_every_mor_table_as_the_harness_merged_snapshot(mor_tables, index_name):
+    uri = mor_tables[index_name]
+    table = Table(uri)
+    assert table.config.table_type == "MERGE_ON_READ"
+    snap = table.snapshot()
+    assert "COMPACT" in snap.operations.values()  # a compaction happened
+    assert any(s.logs for s in snap.slices.values())  # and logs were written after it
+    assert_hudi_rs_reads_the_merged_snapshot(uri)
+
+
+def test_a_pending_delta_commit_is_invisible_to_hudi_rs_and_rolled_back(spark, mor_tables,
+                                                                      tmp_path):
+    """A writer that died after writing its log files: hudi-rs skips their blocks (their
+    instant is not completed), the next writer deletes them (its markers name them)."""
+    uri = str(tmp_path / "pending-mor")
+    shutil.copytree(mor_tables["simple-bucket"], uri)
+    before = merged_snapshot(uri).sort_by(bf.RECORD_KEY).to_pylist()
+    table, index = open_table(uri, "simple-bucket")
+    batch = spark.createDataFrame(make_batch(np.random.default_rng(9), 400, 60, 9))
+    from tableformat.faults import SimulatedCrash, simulated_crash
+
+    with simulated_crash("before_commit"), pytest.raises(SimulatedCrash), table:
+        upsert(spark, table, index, batch, batch_no=9)
+    pending = Table(uri).pending_instants()
+    assert len(pending) == 1
+    marked = marked_files(Table(uri).fs, Table(uri).root, pending[0])
+    assert marked and all(tfs.exists(table.fs, table.abs_path(p)) for p in marked)
+    assert_hudi_rs_reads_the_merged_snapshot(uri, set(marked))
+    assert merged_snapshot(uri).sort_by(bf.RECORD_KEY).to_pylist() == before
+    with Table(uri) as t:
+        assert t.rolled_back[0] == pending
+    assert not any(tfs.exists(table.fs, table.abs_path(p)) for p in marked)
+    assert_hudi_rs_reads_the_merged_snapshot(uri)

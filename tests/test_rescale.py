@@ -26,7 +26,7 @@ from indexes.multiple_rehash import bucket_count_history
 from indexes.multiple_rehash.core import RescaleError, plan_rescale, rehash_factor
 from tableformat import basefile as bf
 from tableformat.errors import IndexBenchError, TableConfigError
-from tableformat.table import Table
+from tableformat.table import FileSlice, Table
 
 PARAMS = {"num_buckets": 4, "hash_field": "ik"}
 PARTS = ["2026-01-01", "2026-01-02"]
@@ -118,7 +118,8 @@ def test_split_bucket_core_without_spark(tmp_path):
     old = "p/" + bf.BaseFileName(bf.bucket_file_id(b), "0-0-0", "20260101000000000").name
     bf.write_base_file(table.fs, table.abs_path(old), data, {})
     io = IOStats()
-    stats = split_bucket(table, "p", old, "x", b, n, 3 * n, ["key"], "20260101000000001",
+    old_slice = FileSlice("p", "x", old, "20260101000000000", len(keys), 0)
+    stats = split_bucket(table, old_slice, b, n, 3 * n, ["key"], "20260101000000001",
                          "0-1-0", lambda k: ({}, 0), io)
     assert io.files_read == 1 and sorted(s["bucketId"] for s in stats) == [1, 5, 9]
     assert sum(s["numWrites"] for s in stats) == len(keys)

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 import pyarrow as pa
 
 from indexes.lookup import ReadView
-from tableformat.basefile import bucket_of_file_id, read_parquet
+from tableformat.basefile import bucket_of_file_id
 from tableformat.fs import IOStats
 
 COUNT_COL = "count"
@@ -35,20 +35,21 @@ def aligned_groups(layouts: Sequence[dict[str, int] | None]) -> int | None:
     return m if m >= 2 else None
 
 
-def files_of_groups(view: ReadView, groups: int) -> list[list[str]]:
-    """Paths (relative to the table) of the base files of each group ``j``: the buckets
-    ``b`` with ``b % groups == j``, in every partition."""
-    out: list[list[str]] = [[] for _ in range(groups)]
-    for files in view.files.values():
-        for fid, path in files:
-            out[bucket_of_file_id(fid) % groups].append(path)
+def files_of_groups(view: ReadView, groups: int) -> list[list[tuple[str, str]]]:
+    """(partition, file id) of the file groups of each group ``j``: the buckets ``b``
+    with ``b % groups == j``, in every partition."""
+    out: list[list[tuple[str, str]]] = [[] for _ in range(groups)]
+    for partition, files in view.files.items():
+        for fid, _ in files:
+            out[bucket_of_file_id(fid) % groups].append((partition, fid))
     return out
 
 
-def read_key_columns(table, paths: Sequence[str], fields: Sequence[str], stats: IOStats
-                     ) -> pa.Table:
-    """The key columns of some base files, counted (files and bytes) by the reader."""
-    parts = [read_parquet(table.fs, table.abs_path(p), stats, list(fields)) for p in paths]
+def read_key_columns(table, view: ReadView, groups: Sequence[tuple[str, str]],
+                     fields: Sequence[str], stats: IOStats) -> pa.Table:
+    """The key columns of some file groups (merged with their logs on a merge-on-read
+    table), counted (files and bytes) by the reader."""
+    parts = [view.read_group(table, p, fid, stats, columns=list(fields)) for p, fid in groups]
     if not parts:
         return pa.table({f: pa.array([], pa.string()) for f in fields})
     return pa.concat_tables(parts, promote_options="permissive")

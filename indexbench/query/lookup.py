@@ -2,7 +2,8 @@
 
 Hudi's ``readROView``: the index names the file groups that may hold each key
 (:meth:`indexes.base.RecordIndex.lookup_candidates`), then each named base file is read
-once and its rows of the keys sought are kept. Every figure is counted by the code that
+once (merged with its log files on a merge-on-read table) and its rows of the keys
+sought are kept. Every figure is counted by the code that
 read: data files and their bytes here, footers and index files by the index.
 """
 
@@ -15,7 +16,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from indexes.lookup import ReadView
-from tableformat.basefile import RECORD_KEY, read_base_file
+from tableformat.basefile import RECORD_KEY
 from tableformat.fs import IOStats
 
 
@@ -30,14 +31,13 @@ def lookup_partition(index, table, view: ReadView, partition: str, keys: pa.Tabl
     counts: Counter = Counter()
     index_stats, data_stats = IOStats(), IOStats()
     cands = index.lookup_candidates(table, view, partition, keys, index_stats, counts)
-    paths = dict(view.files.get(partition, ()))
     record_keys = keys.column(view.record_key_field).combine_chunks() \
         if isinstance(keys.column(view.record_key_field), pa.ChunkedArray) else \
         keys.column(view.record_key_field)
     hits = []
     for j, fid in enumerate(cands.file_ids):
         sought = record_keys.take(pa.array(cands.key_idx[cands.file_idx == j]))
-        data = read_base_file(table.fs, table.abs_path(paths[fid]), data_stats)
+        data = view.read_group(table, partition, fid, data_stats)
         hit = data.filter(pc.is_in(data.column(RECORD_KEY), value_set=sought))
         counts["false_positives"] += len(sought) - hit.num_rows
         counts["fp_file_reads"] += int(hit.num_rows == 0)

@@ -18,6 +18,7 @@ from indexbench.query.keys import committed_batches, lookup_keys, workload_of_ta
 from tableformat.errors import IndexBenchError
 from tableformat.rows import QUERY_KINDS, query_row
 from tableformat.table import Table
+from tableformat.table_type import short_name
 
 QUERIES = QUERY_KINDS
 LOOKUP_KEY_COLUMNS = ("key", "dt", "index_key")  # what indexbench.query.keys draws
@@ -136,7 +137,8 @@ def run_queries(spark, plan: QueryPlan, *, run_id: str, seed: int = 0,
             sq.warm_up_scans(spark, scan)  # once per application and kind of table
         w = plan.workloads.get(table.uri)
         base = {"run_id": run_id, "index": index.name, "workload": w.name if w else None,
-                "key_fields": ",".join(scan.fields)}
+                "key_fields": ",".join(scan.fields),
+                "table_type": short_name(table.config.table_type)}
         if "lookup" in plan.queries:
             assert w is not None
             done = committed_batches(table.snapshot(), workload_fingerprint(w), table.uri)

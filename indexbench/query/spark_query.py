@@ -60,23 +60,57 @@ class ScanTable:
                    index.hash_layout(snap), sum(s.num_records for s in snap.slices.values()))
 
     def paths(self) -> list[str]:
-        """URIs of the snapshot's base files, for Spark's own reader."""
-        return [f"{self.table.uri.rstrip('/')}/{p}" for files in self.view.files.values()
-                for _, p in files]
+        """URIs of the snapshot's base files without log files, for Spark's own reader."""
+        return [f"{self.table.uri.rstrip('/')}/{p}" for part, files in self.view.files.items()
+                for fid, p in files if (part, fid) not in self.view.merged]
 
     def spark_frame(self, spark: SparkSession) -> DataFrame:
-        """Spark's own reader over exactly the snapshot's base files. The commits name
-        them, so Spark only checks them on the driver, as Hudi's file index lists a
-        table from its metadata: above ``parallelPartitionDiscovery.threshold`` (32
-        paths) Spark would start a listing job, 5–8 s for a bloom table's 821 files."""
+        """The snapshot's records: Spark's own reader over exactly the base files that
+        have no log files, and on a merge-on-read table one task per slice with logs
+        that merges it (:func:`tableformat.slice_reader.read_slice`, Hudi's snapshot
+        query). The commits name the files, so Spark only checks them on the driver, as
+        Hudi's file index lists a table from its metadata: above
+        ``parallelPartitionDiscovery.threshold`` (32 paths) Spark would start a listing
+        job, 5–8 s for a bloom table's 821 files."""
         key = "spark.sql.sources.parallelPartitionDiscovery.threshold"
         before = spark.conf.get(key)
         paths = self.paths()
+        frames = []
         spark.conf.set(key, str(len(paths) + 1))
         try:
-            return spark.read.parquet(*paths)
+            if paths:
+                frames.append(spark.read.parquet(*paths))
         finally:
             spark.conf.set(key, before)
+        if self.view.merged:
+            frames.append(merged_frame(spark, self.table, self.view))
+        if not frames:
+            return spark.createDataFrame([], file_struct(self.table.snapshot().schema))
+        out = frames[0]
+        for f in frames[1:]:
+            out = out.unionByName(f)
+        return out
+
+
+def merged_frame(spark: SparkSession, table, view: ReadView) -> DataFrame:
+    """The slices with log files, one task each, read merged."""
+    struct = file_struct(table.snapshot().schema)
+    arrow = to_arrow_schema(struct)
+    keys = sorted(view.merged)
+    uri = table.uri
+
+    def read(batches):
+        from tableformat.table import Table
+
+        t = Table(uri)
+        for rb in batches:
+            for i in rb.column(0).to_pylist():
+                p, fid = keys[i]
+                data = view.read_group(t, p, fid, IOStats())
+                yield from data.select(arrow.names).cast(arrow).to_batches()
+
+    tasks = max(1, min(len(keys), spark.sparkContext.defaultParallelism * 2))
+    return spark.range(len(keys), numPartitions=tasks).mapInArrow(read, struct)
 
 
 def file_struct(snapshot_schema: str) -> T.StructType:
@@ -201,7 +235,7 @@ def groupby_frame(spark: SparkSession, t: ScanTable, plan: str, groups: int | No
         from tableformat.table import Table
 
         stats = IOStats()
-        data = bucketed.read_key_columns(Table(uri), files[j], fields, stats)
+        data = bucketed.read_key_columns(Table(uri), t.view, files[j], fields, stats)
         if acc is not None:
             acc.add(stats.as_dict())
         return bucketed.group_counts(data, fields)
@@ -230,8 +264,9 @@ def join_frame(spark: SparkSession, left: ScanTable, right: ScanTable, plan: str
         from tableformat.table import Table
 
         stats = IOStats()
-        a = bucketed.read_key_columns(Table(luri), lfiles[j], fields, stats)
-        b = a if same else bucketed.read_key_columns(Table(ruri), rfiles[j], fields, stats)
+        a = bucketed.read_key_columns(Table(luri), left.view, lfiles[j], fields, stats)
+        b = a if same else bucketed.read_key_columns(Table(ruri), right.view, rfiles[j],
+                                                     fields, stats)
         if acc is not None:
             acc.add(stats.as_dict())
         return pa.table({"group": [j], bucketed.COUNT_COL: [bucketed.join_count(a, b, fields)]})

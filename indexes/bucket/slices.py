@@ -43,7 +43,8 @@ from tableformat import basefile as bf
 from tableformat.faults import CRASH_ENV, fail_task_if_asked
 from tableformat.fs import IOStats
 from tableformat.rows import rescale_figures
-from tableformat.table import WRITE_STATS_SCHEMA, Table
+from tableformat.slice_reader import read_file_group
+from tableformat.table import WRITE_STATS_SCHEMA, FileSlice, Table
 
 if TYPE_CHECKING:
     from indexes.bucket.index import BucketIndex
@@ -93,13 +94,16 @@ def write_bucket_slice(table: Table, partition: str, bucket: int, records: pa.Ta
     }
 
 
-def split_bucket(table: Table, partition: str, path: str, file_id: str, bucket: int,
+def split_bucket(table: Table, file_slice: FileSlice, bucket: int,
                  from_buckets: int, to_buckets: int, hash_fields: list[str], instant: str,
                  write_token: str,
                  footer_fn: Callable[[pa.Array], tuple[dict[str, str], int]],
                  io: IOStats) -> list[dict]:
-    """Read old bucket ``bucket``'s base file once and write its children under ``% kN``."""
-    data = bf.read_base_file(table.fs, table.abs_path(path), io)
+    """Read old bucket ``bucket``'s file slice once (merged with its logs on a
+    merge-on-read table) and write its children under ``% kN``."""
+    partition, file_id = file_slice.partition, file_slice.file_id
+    path = file_slice.path or file_id
+    data = read_file_group(table, file_slice, io)
     new = bucket_ids([data.column(f) for f in hash_fields], to_buckets)
     stats = []
     for child, rows in split_rows(new, bucket, from_buckets, to_buckets, where=path):
@@ -140,6 +144,7 @@ def build_rehash_job(spark: SparkSession, table: Table, index: BucketIndex,
     rows = _task_rows(plan)
     uri, fields = table.uri, index.hash_fields(table.config.record_key_field)
     footer_fn = index.base_file_footer
+    slices = {(s.partition, s.file_id): s for s in plan.slices}
     files = spark.createDataFrame(spark.sparkContext.parallelize(rows, len(rows)), TASK_SCHEMA)
 
     def split(frames: Iterator) -> Iterator:
@@ -151,7 +156,7 @@ def build_rehash_job(spark: SparkSession, table: Table, index: BucketIndex,
             fail_task_if_asked(TaskContext.get())
             for r in pdf.itertuples(index=False):
                 io = IOStats()
-                stats = split_bucket(t, r.partition, r.path, r.fileId, int(r.bucket),
+                stats = split_bucket(t, slices[(r.partition, r.fileId)], int(r.bucket),
                                      int(r.fromBuckets), int(r.toBuckets), fields, instant,
                                      task_write_token(), footer_fn, io)
                 counters.add({"files_read": io.files_read, "bytes_read": io.bytes_read})
@@ -169,7 +174,8 @@ def build_overwrite_job(spark: SparkSession, table: Table, index: BucketIndex,
     The ``groupBy(partition, bucket)`` is a hash Exchange of all the partitions' rows:
     the shuffle RFC-29's overwrite pays and rehash avoids.
     """
-    rows = [(s.partition, s.path) for s in plan.slices]
+    rows = [(s.partition, s.file_id) for s in plan.slices]
+    slices = {(s.partition, s.file_id): s for s in plan.slices}
     uri, fields = table.uri, index.hash_fields(table.config.record_key_field)
     footer_fn = index.base_file_footer
     to_counts = {p: t for p, (_, t) in plan.counts.items()}
@@ -179,15 +185,15 @@ def build_overwrite_job(spark: SparkSession, table: Table, index: BucketIndex,
         + list(T.StructType.fromJson(json.loads(schema_json)).fields)
         + [T.StructField(BUCKET_COL, T.IntegerType(), False)])
     files = spark.createDataFrame(spark.sparkContext.parallelize(rows, len(rows)),
-                                  "partition string, path string")
+                                  "partition string, file_id string")
 
     def read(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         t = Table(uri)
         for rb in batches:
-            for part, path in zip(rb.column(0).to_pylist(), rb.column(1).to_pylist(),
-                                  strict=True):
+            for part, fid in zip(rb.column(0).to_pylist(), rb.column(1).to_pylist(),
+                                 strict=True):
                 io = IOStats()
-                data = bf.read_base_file(t.fs, t.abs_path(path), io)
+                data = read_file_group(t, slices[(part, fid)], io)
                 counters.add({"files_read": io.files_read, "bytes_read": io.bytes_read})
                 buckets = bucket_ids([data.column(f) for f in fields], to_counts[part])
                 data = data.append_column(BUCKET_COL, pa.array(buckets, pa.int32()))

@@ -33,6 +33,8 @@ class ConsistentHashingIndex(RecordIndex):
     name = "consistent-hashing"
     index_type = "BUCKET"
     assigns_inserts = True
+    # a bucket index (HoodieSparkConsistentBucketIndex extends HoodieBucketIndex)
+    CAN_INDEX_LOG_FILES = True
     SPARK_ADAPTER = "indexes.consistent_hashing.spark:ConsistentHashingSpark"
     SIM_ADAPTER = "indexes.consistent_hashing.sim:ConsistentHashingSim"
     METRICS = (

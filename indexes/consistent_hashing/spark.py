@@ -54,7 +54,8 @@ from tableformat.commit_metadata import REPLACE, SPARK_SCHEMA_KEY
 from tableformat.errors import IndexBenchError
 from tableformat.faults import fail_task_if_asked
 from tableformat.fs import IOStats
-from tableformat.table import WRITE_STATS_SCHEMA, Table, stats_by_partition
+from tableformat.slice_reader import read_file_group
+from tableformat.table import WRITE_STATS_SCHEMA, FileSlice, Table, stats_by_partition
 
 RESIZE_KEY = "indexbench.consistent.hashing.resize"  # extraMetadata: {splits, merges, …}
 
@@ -118,13 +119,14 @@ def no_footer(keys: pa.Array) -> tuple[dict[str, str], int]:
     return {}, 0
 
 
-def execute_group(table: Table, partition: str, paths: list[str], ring: Ring,
+def execute_group(table: Table, partition: str, slices: list[FileSlice], ring: Ring,
                   children: set[str], hash_fields: list[str], instant: str,
                   write_token: str, io: IOStats) -> list[dict]:
-    """Read a group's base files once, send each record to its node in the new ring
-    (always one of the group's children), write the non-empty children."""
-    data = pa.concat_tables([bf.read_base_file(table.fs, table.abs_path(p), io)
-                             for p in paths])
+    """Read a group's file slices once (merged with their logs on a merge-on-read
+    table), send each record to its node in the new ring (always one of the group's
+    children), write the non-empty children."""
+    paths = [s.path or s.file_id for s in slices]
+    data = pa.concat_tables([read_file_group(table, s, io) for s in slices])
     data = data.take(pc.sort_indices(data.column(bf.RECORD_KEY)))
     nodes = ring.locate(consistent_hash([data.column(f) for f in hash_fields]))
     stats = []
@@ -144,9 +146,8 @@ def run_execution(spark, table: Table, index: ConsistentHashingIndex, plan: Resi
     """One Spark task per clustering group writes its children (a narrow plan: no
     Exchange carries table rows); what the tasks read goes to ``counters``. Returns the
     children's write stats."""
-    paths = {(s.partition, s.file_id): s.path for s in snapshot.slices.values()}
     rows = [(i, g.partition) for i, g in enumerate(plan.groups)]
-    groups = [(g.partition, [paths[(g.partition, f)] for f in g.file_ids],
+    groups = [(g.partition, [snapshot.slices[(g.partition, f)] for f in g.file_ids],
                {c.file_id for c in g.children if c.file_id_prefix}) for g in plan.groups]
     rings = plan.rings_after
     uri, instant = table.uri, plan.instant

@@ -36,6 +36,8 @@ class DynamicRliIndex(RecordIndex):
     name = "dynamic-rli"
     index_type = "BUCKET"
     assigns_inserts = True
+    # its RLI maps every key to its file group, whether the record is in a log or not
+    CAN_INDEX_LOG_FILES = True
     SPARK_ADAPTER = "indexes.dynamic_rli.spark:DynamicRliSpark"
     SIM_ADAPTER = "indexes.dynamic_rli.sim:DynamicRliSim"
     SIM_MEMORY_HEAVY = True  # its caches: the memory-heavy run at a billion keys

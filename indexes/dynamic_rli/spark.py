@@ -48,6 +48,7 @@ from indexes.dynamic_rli.core import bucket_file_sizes, member
 from tableformat import basefile as bf
 from tableformat.basefile import IS_DELETED
 from tableformat.errors import IndexBenchError
+from tableformat.slice_reader import read_file_group
 
 HASH_COL = "__dyn_key_hash"
 MAX_REPORTED = 20
@@ -244,7 +245,7 @@ class DynamicRliSpark(SparkAdapter):
         if not suspects:
             return []
         before = ctx.table.snapshot()  # this instant is not complete: pre-write slices
-        prev = {(p, f): before.slices[(p, f)].path for p, f in suspects
+        prev = {(p, f): before.slices[(p, f)] for p, f in suspects
                 if (p, f) in before.slices}
         completed, replaced = before.completed, rli.replaced_files(before.extra)
         deleted_in = partitions_with_deletes(ctx.table)
@@ -264,8 +265,7 @@ class DynamicRliSpark(SparkAdapter):
             old = np.empty(0, dtype=object)
             if (p, fid) in prev:
                 t = Table(uri)
-                old = bf.read_record_keys(t.fs, t.abs_path(prev[(p, fid)])).to_numpy(
-                    zero_copy_only=False)
+                old = read_file_group(t, prev[(p, fid)]).column(bf.RECORD_KEY).to_numpy()
             keys = pdf[key].to_numpy(dtype=object)
             fresh = hit & ~np.isin(keys, old)
             if fresh.any() and p in deleted_in:
@@ -382,8 +382,9 @@ def verify_rli(spark, table, snapshot, hash_function: str) -> list[str]:
     problems += [f"bucket {b} of {p!r} has {n} file groups" for (p, b), n in per_bucket.items()
                  if n > 1]
     uri = table.uri
-    data_files = [(s.partition, s.path, bf.bucket_of_file_id(s.file_id))
+    data_files = [(s.partition, s.file_id, bf.bucket_of_file_id(s.file_id))
                   for s in snapshot.slices.values()]
+    by_id = {(s.partition, s.file_id): s for s in snapshot.slices.values()}
     rli_files = [(f.partition, f.path) for f in rli.all_visible_files(table, snapshot)]
     if not data_files and not rli_files:
         return problems
@@ -395,7 +396,7 @@ def verify_rli(spark, table, snapshot, hash_function: str) -> list[str]:
         t = Table(uri)
         for pdf in frames:
             for p, path, b in zip(pdf["partition"], pdf["path"], pdf["bucket"], strict=True):
-                keys = bf.read_record_keys(t.fs, t.abs_path(path)).to_numpy(zero_copy_only=False)
+                keys = read_file_group(t, by_id[(p, path)]).column(bf.RECORD_KEY).to_numpy()
                 yield pd.DataFrame({"partition": p, "record_key": keys, "file_bucket": int(b)})
 
     def read_rli(frames):

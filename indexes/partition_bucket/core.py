@@ -274,7 +274,10 @@ def history_problems(snapshot: Snapshot, initial: HashingConfig) -> list[str]:
     its recorded counts are that version's (``verify``)."""
     problems = []
     current = initial
+    compactions = snapshot.compactions()
     for instant in snapshot.completed:
+        if instant in compactions:
+            continue  # a compaction keeps every file group where it is: it routes nothing
         extra = snapshot.extra.get(instant, {})
         if extra.get(HASHING_CONFIG_KEY):
             try:

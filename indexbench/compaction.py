@@ -1,0 +1,188 @@
+"""Merge-on-read compaction: a table service of the table type, not of an index.
+
+Hudi's compaction with its defaults: the plan takes every file slice that has log files
+(``LogFileSizeBasedCompactionStrategy`` under a 500 GB IO budget takes them all here),
+one task per slice reads the base file and the logs, merges them with the pre-combine
+rule (:func:`tableformat.slice_reader.read_slice`) and writes a new base file named
+after the compaction instant, with the index's footer (a bloom filter for bloom). The
+timeline is Hudi's: ``<instant>.compaction.requested`` (the plan) →
+``.compaction.inflight`` → ``<instant>.commit`` (operationType ``COMPACT``). File
+groups keep their ids, so no index has to learn anything.
+
+It runs inline after ``hoodie.compact.inline.max.delta.commits`` delta commits since the
+last compaction (Hudi's ``NUM_COMMITS`` trigger) when ``hoodie.compact.inline`` is true,
+and on demand with ``indexbench compact TABLE``. The service runner
+(:mod:`indexbench.services`) times, commits and undoes it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+from pyspark.sql import SparkSession
+
+from indexes.base import PendingService, RecordIndex, ServiceWork, TableService
+from tableformat import basefile as bf
+from tableformat.commit_metadata import COMMIT, COMPACTION, DELTA_COMMIT
+from tableformat.faults import fail_task_if_asked
+from tableformat.fs import IOStats
+from tableformat.slice_reader import LogReadStats, read_slice
+from tableformat.table import FileSlice, Snapshot, Table
+from tableformat.table_type import MERGE_ON_READ
+
+COMPACT = TableService(
+    name="compact", help="merge every file slice's log files into a new base file",
+    operation="compaction", action=COMPACTION, completed_action=COMMIT, inline=True,
+    command="compact", usage="indexbench compact TABLE")
+
+
+@dataclass(frozen=True)
+class CompactionPlan:
+    """The file slices to compact (Hudi's ``HoodieCompactionOperation`` list)."""
+
+    slices: tuple[FileSlice, ...]
+
+    def request(self) -> dict[str, Any]:
+        """The ``.compaction.requested`` body: Hudi's plan fields, as JSON."""
+        return {"operations": [
+            {"fileId": s.file_id, "partitionPath": s.partition,
+             "baseInstantTime": s.instant,
+             "dataFilePath": s.path.rsplit("/", 1)[-1] if s.path else None,
+             "deltaFilePaths": [lf.path.rsplit("/", 1)[-1] for lf in s.logs],
+             "metrics": {"TOTAL_LOG_FILES": float(len(s.logs)),
+                         "TOTAL_LOG_FILES_SIZE": float(s.log_bytes)}}
+            for s in self.slices], "version": 2}
+
+
+def delta_commits_since_compaction(table: Table) -> int:
+    """Delta commits completed after the latest compaction (Hudi's NUM_COMMITS count)."""
+    n = 0
+    for instant, action in reversed(table.completed_instants()):
+        if action == DELTA_COMMIT:
+            n += 1
+        elif action == COMMIT and table.read_commit(instant).get("operationType") == "COMPACT":
+            break
+    return n
+
+
+def plan(table: Table, snapshot: Snapshot, options: dict[str, Any]) -> CompactionPlan | None:
+    """Every slice with log files, when the trigger (inline) or the caller (on demand,
+    ``options`` non-empty or ``force``) asks; None: nothing to do."""
+    if table.config.table_type != MERGE_ON_READ:
+        return None
+    if not options.get("force"):
+        cfg = table.write_config
+        if not cfg.compact_inline or delta_commits_since_compaction(table) < cfg.max_delta_commits:
+            return None
+    slices = tuple(s for _, s in sorted(snapshot.slices.items()) if s.logs)
+    return CompactionPlan(slices) if slices else None
+
+
+def execute(spark: SparkSession, table: Table, index: RecordIndex, the_plan: CompactionPlan,
+            instant: str, counters) -> ServiceWork:
+    """One task per file slice: read it merged, write its new base file."""
+    cfg = table.config
+    uri, key, order = table.uri, cfg.record_key_field, cfg.ordering_field
+    footer_fn = index.base_file_footer
+    slices = list(the_plan.slices)
+    rows = spark.sparkContext.parallelize(range(len(slices)), max(1, len(slices)))
+    by_number = spark.sparkContext.broadcast(slices)
+
+    def compact(numbers: Iterator[int]) -> Iterator[dict[str, Any]]:
+        from pyspark import TaskContext
+
+        tc = TaskContext.get()
+        fail_task_if_asked(tc)
+        t = Table(uri)
+        for i in numbers:
+            s = by_number.value[i]
+            io, logs = IOStats(), LogReadStats()
+            records = read_slice(t.fs, t.root, s, key, order, stats=io, log_stats=logs)
+            counters.add({"files_read": io.files_read, "bytes_read": io.bytes_read,
+                          "log_files_read": logs.log_files_read,
+                          "log_bytes_read": logs.log_bytes_read})
+            token = f"{tc.partitionId()}-{tc.stageId()}-{tc.attemptNumber()}"
+            stat = write_compacted(t, s, records, instant, token, footer_fn)
+            stat.update(totalLogFilesCompacted=len(s.logs), totalLogSizeCompacted=s.log_bytes,
+                        totalLogRecords=logs.log_records_read,
+                        totalLogBlocks=logs.log_blocks_read,
+                        totalUpdatedRecordsCompacted=logs.log_records_read)
+            yield stat
+
+    try:
+        stats = rows.mapPartitions(compact).collect()  # ok: one write stat per file slice
+    finally:
+        by_number.destroy()
+    return ServiceWork(stats=stats, operation_type="COMPACT",
+                       figures={"slices_compacted": len(slices),
+                                "log_files_compacted": sum(len(s.logs) for s in slices),
+                                "log_bytes_compacted": sum(s.log_bytes for s in slices)})
+
+
+def write_compacted(table: Table, s: FileSlice, records: pa.Table, instant: str, token: str,
+                    footer_fn) -> dict[str, Any]:
+    """The slice's new base file (every record's ``_hoodie_file_name`` is its name)."""
+    name = bf.BaseFileName(s.file_id, token, instant).name
+    rel = f"{s.partition}/{name}" if s.partition else name
+    schema = records.schema
+    records = records.set_column(schema.get_field_index(bf.FILE_NAME), schema.field(bf.FILE_NAME),
+                                 pa.repeat(pa.scalar(name), records.num_rows))
+    keys = records.column(bf.RECORD_KEY).combine_chunks()
+    footer, index_bytes = footer_fn(keys)
+    min_key, max_key = (keys[0].as_py(), keys[-1].as_py()) if len(keys) else (None, None)
+    if len(keys):
+        footer = {bf.MIN_KEY_FOOTER: min_key, bf.MAX_KEY_FOOTER: max_key, **footer}
+    size = bf.write_base_file(table.fs, table.abs_path(rel), records, footer)
+    return {"partitionPath": s.partition, "fileId": s.file_id, "path": rel,
+            "prevCommit": s.instant, "numWrites": records.num_rows, "numInserts": 0,
+            "numUpdateWrites": 0, "numDeletes": 0, "totalWriteBytes": size,
+            "indexBytes": index_bytes, "mergeFilesRead": 0, "mergeBytesRead": 0,
+            "minRecordKey": min_key, "maxRecordKey": max_key,
+            "bucketId": _bucket(s.file_id)}
+
+
+def _bucket(file_id: str) -> int | None:
+    try:
+        return bf.bucket_of_file_id(file_id)
+    except ValueError:
+        return None
+
+
+class Compaction:
+    """The compaction service in the shape the runner calls (definition + adapter)."""
+
+    def __init__(self, index: RecordIndex):
+        self.index = index
+
+    def plan_service(self, service: TableService, table: Table, snapshot: Snapshot,
+                     options: dict[str, Any]) -> CompactionPlan | None:
+        return plan(table, snapshot, options)
+
+    def service_request(self, service: TableService, the_plan: CompactionPlan) -> dict:
+        return the_plan.request()
+
+    def execute_service(self, service: TableService, the_plan: CompactionPlan, spark,
+                        table: Table, instant: str, counters) -> ServiceWork:
+        return execute(spark, table, self.index, the_plan, instant, counters)
+
+    def stays_pending(self, pending: PendingService, snapshot: Snapshot) -> bool:
+        return False
+
+    def find_pending(self, service: TableService, table: Table) -> PendingService | None:
+        return None
+
+    def complete_service(self, pending: PendingService, table: Table,
+                         snapshot: Snapshot) -> ServiceWork:
+        return pending.work
+
+    def service_figures(self, pending: PendingService, before: Snapshot,
+                        after: Snapshot) -> dict[str, Any]:
+        return {}
+
+
+def table_services(table: Table) -> tuple[TableService, ...]:
+    """The services of the table type: compaction on merge-on-read."""
+    return (COMPACT,) if table.config.table_type == MERGE_ON_READ else ()
