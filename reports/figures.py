@@ -29,7 +29,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
-from matplotlib.ticker import NullFormatter
+from matplotlib.ticker import FuncFormatter, NullFormatter
 
 from reports import style
 from reports.data import default_index_params, is_peer, is_sim, normalise
@@ -704,3 +704,75 @@ def legend_handles(names: Sequence[str]) -> list[Line2D]:
     """Legend entries of the index colours (for composite figures in notebooks)."""
     return [Line2D([], [], color=style.index_color(n), marker=style.index_marker(n), label=n)
             for n in names]
+
+
+# ---- write cost against read cost (table types) -------------------------------------------
+def write_read_points(df: pd.DataFrame) -> pd.DataFrame:
+    """Per real series with lookups: write seconds and bytes per upsert batch (≥ 1) with
+    its compactions spread over the batches, and the lookups' seconds and bytes per key."""
+    df = _frame(df)
+    real = df[~is_sim(df) & ~df["run_mode"].astype("string").eq("peer").fillna(False)] \
+        if "run_mode" in df.columns else df
+    op = real["operation"].astype(str)
+    out = []
+    for label in pd.unique(real.loc[op == "upsert", "series"]):
+        g = real[real["series"] == label]
+        ups = g[(g["operation"] == "upsert") & (_num(g, "batch") >= 1)]
+        look = g[(g["operation"] == "query") & (g.get("query", "") == "lookup")] \
+            if "query" in g.columns else g.iloc[:0]
+        if ups.empty or look.empty:
+            continue
+        services = g[g["operation"] == "compaction"]
+        n = len(ups)
+        keys = _num(look, "keys").sum()
+        tt = g["table_type"].dropna().astype(str) if "table_type" in g.columns else pd.Series()
+        out.append({
+            "series": label, "index": _index_of(g),
+            "table_type": tt.iloc[0] if len(tt) else "cow",
+            "write_s": (_num(ups, "write_s").sum() + _num(services, "write_s").sum()) / n,
+            "bytes_written": (_num(ups, "bytes_written").sum()
+                              + _num(services, "bytes_written").sum()) / n,
+            "lookup_s": float(_num(look, "latency_p50_s").median()),
+            "bytes_read_per_key": _num(look, "bytes_read").sum() / keys if keys else np.nan,
+        })
+    return pd.DataFrame(out)
+
+
+def write_read_figure(df: pd.DataFrame) -> Figure | None:
+    """Write cost (x) against read cost (y) per index and table type: (a) seconds,
+    (b) bytes; an arrow leads from an index's copy-on-write point to its merge-on-read
+    one. None when no series has both upserts and lookups."""
+    pts = write_read_points(df)
+    if pts.empty:
+        return None
+    panels = (("write_s", "lookup_s", "write seconds per batch (compactions included)",
+               "lookup seconds per key batch (p50)"),
+              ("bytes_written", "bytes_read_per_key", "bytes written per batch",
+               "bytes read per key looked up"))
+    with style.paper():
+        fig, axes = style.figure(1, 2, height=3.0)
+        for ax, (xc, yc, xl, yl) in zip(axes.ravel(), panels, strict=True):
+            for _, p in pts.iterrows():
+                color = style.index_color(p["index"])
+                mor = p["table_type"] == "mor"
+                ax.scatter(p[xc], p[yc], color=color, marker="s" if mor else "o",
+                           facecolors="none" if mor else color, s=36, zorder=3)
+                ax.annotate(p["series"], (p[xc], p[yc]), fontsize=6, color=color,
+                            xytext=(3, 3), textcoords="offset points")
+            for name, g in pts.groupby("index"):
+                cow, mor = g[g["table_type"] == "cow"], g[g["table_type"] == "mor"]
+                if len(cow) and len(mor):
+                    ax.annotate("", xy=(mor[xc].iloc[0], mor[yc].iloc[0]),
+                                xytext=(cow[xc].iloc[0], cow[yc].iloc[0]),
+                                arrowprops={"arrowstyle": "->", "color":
+                                            style.index_color(str(name)), "lw": 0.8})
+            ax.set_xlabel(xl)
+            ax.set_ylabel(yl)
+            if xc == "bytes_written":
+                ax.xaxis.set_major_formatter(FuncFormatter(_kilo))
+                ax.yaxis.set_major_formatter(FuncFormatter(_kilo))
+        handles = [Line2D([], [], marker="o", color="grey", linestyle="", label="copy-on-write"),
+                   Line2D([], [], marker="s", color="grey", markerfacecolor="none",
+                          linestyle="", label="merge-on-read")]
+        fig.legend(handles=handles, loc="outside upper center", ncols=2, fontsize=7)
+    return fig

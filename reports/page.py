@@ -80,6 +80,15 @@ FIGURES: list[FigureSpec] = [
                "Exchange' marks plans that executed without a shuffle. Bars: median of "
                "an index's rows (runs, tables); dots: the rows. Drawn only when query "
                "rows exist.", lambda r: query_figure(r.df)),
+    FigureSpec("write_read.png", "Write cost against read cost",
+               "Per index and table type (compare --table-types cow,mor): (a) write "
+               "seconds per upsert batch, compactions spread over the batches, against "
+               "the lookups' p50 seconds per key batch; (b) bytes written per batch "
+               "against bytes read per key looked up (base and log files). Filled "
+               "circles: copy-on-write; hollow squares: merge-on-read; an arrow leads "
+               "from an index's copy-on-write point to its merge-on-read one. Drawn only "
+               "when a series has both upserts and lookups.",
+               lambda r: F.write_read_figure(r.df)),
 ]
 
 # Columns of the per-index summary table that are summed over the run (work done).

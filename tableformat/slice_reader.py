@@ -78,30 +78,47 @@ def read_slice(fs: pafs.FileSystem, root: str, file_slice, key: str, order: str,
     layers = []
     for log in file_slice.logs:
         layers += read_log_blocks(fs, f"{root}/{log.path}", stats, log_stats)
-    state = base
-    for block in live_blocks(layers, completed):
-        if log_stats is not None:
-            log_stats.log_blocks_read += 1
-        if isinstance(block, hudi_log.DataBlock):
-            records = block.records
-            if log_stats is not None:
-                log_stats.log_records_read += records.num_rows
-            if state is None:
-                state = records.schema.empty_table()
-            records = precombine(records.select(state.schema.names).cast(state.schema),
-                                 [bf.RECORD_KEY], order)
-            state = fold(state, records, pa.array([], pa.string()),
-                         pa.array([], state.schema.field(order).type),
-                         bf.RECORD_KEY, order)
-        elif isinstance(block, hudi_log.DeleteBlock) and state is not None:
-            state = fold(state, state.schema.empty_table(), block.keys,
-                         block.ordering_values, bf.RECORD_KEY, order)
+    blocks = live_blocks(layers, completed)
+    if log_stats is not None:
+        log_stats.log_blocks_read += len(blocks)
+        log_stats.log_records_read += sum(b.records.num_rows for b in blocks
+                                          if isinstance(b, hudi_log.DataBlock))
+    state = merge_blocks(base, blocks, order)
     if state is None:
         return pa.table({})
     state = state.take(pc.sort_indices(state.column(bf.RECORD_KEY)))
     if log_stats is not None:
         log_stats.merge_s += time.perf_counter() - t0
     return state.select(columns) if columns else state
+
+
+def merge_blocks(base: pa.Table | None, blocks: list, order: str) -> pa.Table | None:
+    """The records left after applying ``blocks`` in order over ``base``.
+
+    Without delete blocks the fold is one pre-combine over the base and every data
+    block in commit order (the larger ordering value wins, the later record on ties:
+    exactly what folding block by block gives), one sort for the whole slice. A delete
+    forgets the key's ordering value (a later record of any value comes back), which a
+    single pre-combine cannot express, so slices with deletes fold block by block."""
+    data = [b.records for b in blocks if isinstance(b, hudi_log.DataBlock)]
+    schema = base.schema if base is not None else (data[0].schema if data else None)
+    if schema is None:
+        return None
+    data = [d if d.schema == schema else d.select(schema.names).cast(schema) for d in data]
+    if not any(isinstance(b, hudi_log.DeleteBlock) for b in blocks):
+        layers = ([base] if base is not None else []) + data
+        return precombine(pa.concat_tables(layers), [bf.RECORD_KEY], order)
+    state = base if base is not None else schema.empty_table()
+    no_keys, no_order = pa.array([], pa.string()), pa.array([], schema.field(order).type)
+    records = iter(data)
+    for block in blocks:
+        if isinstance(block, hudi_log.DataBlock):
+            upserts = precombine(next(records), [bf.RECORD_KEY], order)
+            state = fold(state, upserts, no_keys, no_order, bf.RECORD_KEY, order)
+        else:
+            state = fold(state, schema.empty_table(), block.keys, block.ordering_values,
+                         bf.RECORD_KEY, order)
+    return state
 
 
 def live_blocks(blocks: list, completed: set[str] | None) -> list:

@@ -132,3 +132,32 @@ def check_mor(spark, uri: str, index_name: str, steps: list) -> None:
             any(table.read_commit(i).get("operationType") == "COMPACT"
                 for i, a in table.completed_instants() if a == "commit")
     assert verify_table(spark, uri) == []
+
+
+def test_write_read_figure_puts_each_table_type_of_an_index_side_by_side():
+    """The report's write-vs-read points: per series, write cost per batch with its
+    compactions spread over the batches, and the lookups' cost per key."""
+    from reports.figures import write_read_figure, write_read_points
+    from tableformat.metrics import to_frame
+
+    rows = []
+    for tt, write_s, compact_s, read in (("cow", 4.0, 0.0, 100.0), ("mor", 1.0, 2.0, 300.0)):
+        for b in range(3):
+            rows.append({"index": "simple-bucket", "workload": "w", "table_type": tt,
+                         "operation": "upsert",
+                         "batch": b, "write_s": write_s, "bytes_written": 1000.0 * write_s})
+        if compact_s:
+            rows.append({"index": "simple-bucket", "workload": "w", "table_type": tt, "batch": 2,
+                         "operation": "compaction", "write_s": compact_s,
+                         "bytes_written": 500.0})
+        rows.append({"index": "simple-bucket", "workload": "w", "table_type": tt,
+                     "operation": "query",
+                     "query": "lookup", "keys": 10, "bytes_read": read * 10,
+                     "latency_p50_s": read / 1000})
+    rows = [{"run_id": "r1", **r} for r in rows]
+    pts = write_read_points(to_frame(rows)).set_index("series")
+    assert pts.loc["simple-bucket", "write_s"] == 4.0
+    assert pts.loc["simple-bucket (mor)", "write_s"] == (2 * 1.0 + 2.0) / 2
+    assert pts.loc["simple-bucket (mor)", "bytes_read_per_key"] == 300.0
+    assert write_read_figure(to_frame(rows)) is not None
+    assert write_read_figure(to_frame(rows[:3])) is None  # no lookups: no figure
