@@ -27,12 +27,13 @@ from pyspark.sql import SparkSession
 from indexes.base import PendingService, RecordIndex, ServiceWork, TableService
 from tableformat import basefile as bf
 from tableformat.commit_metadata import COMMIT, COMPACTION, DELTA_COMMIT
-from tableformat.faults import fail_task_if_asked
+from tableformat.faults import fail_task_if_asked, hang_if
 from tableformat.fs import IOStats
 from tableformat.slice_reader import LogReadStats, read_slice
 from tableformat.table import FileSlice, Snapshot, Table
 from tableformat.table_type import MERGE_ON_READ
 
+HANG_IN_COMPACTION = "compaction_in_task"  # fault injection: a task hangs after its file
 COMPACT = TableService(
     name="compact", help="merge every file slice's log files into a new base file",
     operation="compaction", action=COMPACTION, completed_action=COMMIT, inline=True,
@@ -106,6 +107,7 @@ def execute(spark: SparkSession, table: Table, index: RecordIndex, the_plan: Com
                           "log_bytes_read": logs.log_bytes_read})
             token = f"{tc.partitionId()}-{tc.stageId()}-{tc.attemptNumber()}"
             stat = write_compacted(t, s, records, instant, token, footer_fn)
+            hang_if(HANG_IN_COMPACTION)
             stat.update(totalLogFilesCompacted=len(s.logs), totalLogSizeCompacted=s.log_bytes,
                         totalLogRecords=logs.log_records_read,
                         totalLogBlocks=logs.log_blocks_read,

@@ -22,10 +22,13 @@ import pyarrow as pa
 from indexbench.writer import MergeSpec, meta_columns, precombine
 from tableformat import basefile as bf
 from tableformat import hudi_log
+from tableformat.faults import hang_if
 from tableformat.fs import resolve
 from tableformat.hudi_log.constants import BASE_LOG_VERSION
 from tableformat.hudi_log.names import LogFileName
 from tableformat.markers import create_marker
+
+HANG_IN_LOG_APPEND = "log_append_in_task"  # fault injection: a task hangs after its log file
 
 
 @dataclass(frozen=True)
@@ -73,6 +76,7 @@ def append_file_group(spec: MergeSpec, partition: str, file_id: str, incoming: p
     create_marker(fs, root, spec.instant, rel_path)
     fs.create_dir(f"{root}/{partition}" if partition else root, recursive=True)
     size = hudi_log.write_log_file(fs, f"{root}/{rel_path}", blocks)
+    hang_if(HANG_IN_LOG_APPEND)
     n = upserts.num_rows
     return {
         "partitionPath": partition, "fileId": file_id, "path": rel_path,

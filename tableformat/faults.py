@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import time
 from collections.abc import Iterator
 
 CRASH_ENV = "INDEXBENCH_CRASH_AT"  # after_write | before_commit | rescale_* points
@@ -41,6 +42,15 @@ def simulated_crash(point: str) -> Iterator[None]:
         yield
     finally:
         _simulated = None
+
+
+def hang_if(point: str, seconds: float = 120.0) -> None:
+    """In a task: stay here (up to ``seconds``) when the test asked for ``point``, so it
+    can kill the writer with ``kill -9`` while files of the instant are on disk."""
+    if os.environ.get(CRASH_ENV) == point:
+        deadline = time.time() + seconds
+        while time.time() < deadline:
+            time.sleep(0.2)
 
 
 def fail_task_if_asked(task_context) -> None:

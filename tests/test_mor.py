@@ -9,24 +9,35 @@ snapshot; the timeline holds delta commits and compactions as Hudi names them, a
 
 from __future__ import annotations
 
+import os
 import shutil
+import signal
+import subprocess
+import sys
 import tempfile
+import textwrap
+import time
 
 import numpy as np
+import pandas as pd
 import pyarrow as pa
 import pytest
+from conftest import table_files
 from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
 from test_oracle import DDL, apply_batch, committed, step
 
 import indexes
 from indexbench import services
+from indexbench.compaction import HANG_IN_COMPACTION
 from indexbench.driver import open_table, upsert
+from indexbench.log_writer import HANG_IN_LOG_APPEND
 from indexbench.verify import verify_table
 from tableformat.errors import TableConfigError
-from tableformat.faults import SimulatedCrash, simulated_crash
+from tableformat.faults import CRASH_ENV, SimulatedCrash, simulated_crash
 from tableformat.hudi_log.names import LogFileName, is_log_file
 from tableformat.merge import fold
+from tableformat.table import Table
 from tableformat.table_type import MERGE_ON_READ, check_table_type
 from tableformat.write_config import WriteConfig
 
@@ -161,3 +172,89 @@ def test_write_read_figure_puts_each_table_type_of_an_index_side_by_side():
     assert pts.loc["simple-bucket (mor)", "bytes_read_per_key"] == 300.0
     assert write_read_figure(to_frame(rows)) is not None
     assert write_read_figure(to_frame(rows[:3])) is None  # no lookups: no figure
+
+
+# ---------------------------------------------------------------- kill -9
+KILL_UPSERT = textwrap.dedent("""
+    import sys
+    import pandas as pd
+    from indexbench.driver import open_table, upsert
+    from indexbench.spark import get_session
+    spark = get_session("local[1]", shuffle_partitions=2)
+    table, index = open_table(sys.argv[1], "simple-bucket")
+    batch = pd.DataFrame({"key": [f"k{i:04d}" for i in range(0, 400, 3)], "dt": "d",
+                          "ts": 9, "payload": "killed"})
+    with table:
+        upsert(spark, table, index, spark.createDataFrame(batch), batch_no=9)
+""")
+KILL_COMPACT = textwrap.dedent("""
+    import sys
+    from indexbench.compact import compact_table
+    from indexbench.spark import get_session
+    compact_table(sys.argv[1], spark=get_session("local[1]", shuffle_partitions=2))
+""")
+
+
+def _load_mor(spark, uri: str) -> dict:
+    """A MOR simple-bucket table with base files and logs (no inline compaction)."""
+    table, index = open_table(uri, "simple-bucket", {"num_buckets": 4, **MOR,
+                                                    "hoodie.compact.inline": "false"})
+    oracle: dict = {}
+    for b in range(3):
+        keys = [f"k{i:04d}" for i in range(b * 100, b * 100 + 200)]
+        batch = pd.DataFrame({"key": keys, "dt": "d", "ts": b, "payload": f"b{b}"})
+        with table:
+            upsert(spark, table, index, spark.createDataFrame(batch), batch_no=b)
+        oracle.update({("d", k): (b, f"b{b}") for k in keys})
+    return oracle
+
+
+def _kill_mid_task(script: str, uri: str, point: str, written: str) -> str:
+    """Run ``script`` on ``uri`` hanging at ``point``; kill -9 its process group once a
+    file of the pending instant (``written``: "log" or "base") is on disk."""
+    before = table_files(uri)
+    proc = subprocess.Popen([sys.executable, "-c", script, uri],
+                            env={**os.environ, CRASH_ENV: point},
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            start_new_session=True)
+    try:
+        deadline, new = time.time() + 150, []
+        while time.time() < deadline and not new and proc.poll() is None:
+            pending = Table(uri).pending_instants()
+            new = [f for f in table_files(uri) - before if pending
+                   and (is_log_file(f) if written == "log" else f.endswith(".parquet"))]
+            time.sleep(0.2)
+        assert new, f"the writer was expected mid-task with a {written} file written"
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)  # the writer, its JVM and its Python workers
+        proc.wait(timeout=30)
+    (instant,) = Table(uri).pending_instants()
+    return instant
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("kind", ["delta commit", "compaction"])
+def test_kill_9_mid_write_leaves_nothing_visible_and_the_next_writer_rolls_back(
+        spark, tmp_path, kind):
+    hudi = pytest.importorskip("hudi", minversion="0.5.0")
+    uri = str(tmp_path / "t")
+    oracle = _load_mor(spark, uri)
+    files = table_files(uri)
+    script, point, written = (KILL_UPSERT, HANG_IN_LOG_APPEND, "log") if kind == "delta commit" \
+        else (KILL_COMPACT, HANG_IN_COMPACTION, "base")
+    instant = _kill_mid_task(script, uri, point, written)
+    action = "deltacommit" if kind == "delta commit" else "compaction"
+    assert os.path.exists(f"{Table(uri).meta}/{instant}.{action}.inflight")
+    assert committed(uri) == oracle  # the harness's merged read: nothing of the instant
+    ht = hudi.HudiTableBuilder.from_base_uri(uri).build()  # nor hudi-rs's
+    got = pa.Table.from_batches(ht.read(), schema=ht.get_schema_with_meta_fields())
+    assert {("d", k): (t, p) for k, t, p in zip(got.column("key").to_pylist(),
+            got.column("ts").to_pylist(), got.column("payload").to_pylist(), strict=True)} \
+        == oracle
+    with Table(uri) as t:  # the next writer takes the dead writer's lock, rolls back
+        assert t.rolled_back[0] == [instant]
+    after = table_files(uri)
+    assert files <= after and all(f.endswith((".rollback", ".writer.lock"))
+                                  for f in after - files), after - files
+    assert Table(uri).pending_instants() == []
+    assert verify_table(spark, uri) == []

@@ -23,8 +23,6 @@ back. The new per-partition counts go into its extraMetadata
 from __future__ import annotations
 
 import json
-import os
-import time
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -40,7 +38,7 @@ from indexes.bucket.rescale import RescalePlan, rescale_metadata, split_rows
 from indexes.bucket.spark_routing import BucketRoutingSpark
 from indexes.hashing import bucket_ids
 from tableformat import basefile as bf
-from tableformat.faults import CRASH_ENV, fail_task_if_asked
+from tableformat.faults import fail_task_if_asked, hang_if
 from tableformat.fs import IOStats
 from tableformat.rows import rescale_figures
 from tableformat.slice_reader import read_file_group
@@ -109,16 +107,8 @@ def split_bucket(table: Table, file_slice: FileSlice, bucket: int,
     for child, rows in split_rows(new, bucket, from_buckets, to_buckets, where=path):
         stats.append(write_bucket_slice(table, partition, child, data.take(rows), instant,
                                         write_token, footer_fn, replaced=file_id))
-        if os.environ.get(CRASH_ENV) == HANG_IN_TASK:
-            _hang()
+        hang_if(HANG_IN_TASK)
     return stats
-
-
-def _hang() -> None:
-    """Test fault injection: stay mid-rescale until the test kills the writer."""
-    deadline = time.time() + 120
-    while time.time() < deadline:
-        time.sleep(0.2)
 
 
 def task_write_token() -> str:
