@@ -34,7 +34,8 @@ COUNT_COLUMNS = ["candidate_files", "files_read", "bytes_read", "bloom_checks",
                  "bloom_positives", "false_positives", "index_mem_bytes", "index_disk_bytes"]
 STRING_COLUMNS = {"run_id", "index", "workload", "operation", "instant", "mode", "run_mode",
                   "storage",
-                  "bloom_mode", "query", "plan", "table", "join_table", "key_fields"}
+                  "bloom_mode", "query", "plan", "table", "join_table", "key_fields",
+                  "peer_writer"}
 
 
 def new_run_id() -> str:
