@@ -44,8 +44,9 @@ per bucket (``bucket_records_*``) by reading the table back, one split (= bucket
 time, untimed (``peer_read_s``). Paimon's write looks no key up, so it cannot tell an
 insert from an update: ``inserts``, ``updates`` and ``deletes`` stay empty, ``records``
 is what it wrote (after merging the batch's duplicates, delete rows included) and
-``records_rewritten`` is 0 (no compaction). ``index_mem_bytes`` stays empty: the native
-writer's map lives in Rust's heap (docs/peers.md gives a measurement).
+``records_rewritten`` is 0 (no compaction). ``index_mem_bytes`` is 0 for fixed buckets
+(no map) and empty for dynamic ones: the native writer's map lives in Rust's heap
+(docs/peers.md gives a measurement).
 """
 
 from __future__ import annotations
@@ -376,7 +377,9 @@ class PaimonTable:
             extra={**fill, "deletes": None,  # which -D removed a key: not seen
                    "buckets_created": len(buckets - buckets_before),
                    "index_disk_bytes": sum(int(e.index_file.file_size) for e in index),
-                   "index_mem_bytes": None,
+                   # a fixed bucket is a hash modulo N: no map in memory; the
+                   # dynamic assigner's lives in the writer (Rust's heap): not counted
+                   "index_mem_bytes": 0 if self.series == FIXED else None,
                    "peer_index_entries": sum(int(e.index_file.row_count) for e in index),
                    "peer_index_files_written": len(index_added),
                    "peer_index_bytes_written": sum(int(e.index_file.file_size)
