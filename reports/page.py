@@ -66,7 +66,8 @@ FIGURES: list[FigureSpec] = [
                "partitions, (b) coefficient of variation of records per bucket, (c) index "
                "bytes per key on disk (solid: RLI files, Paimon's HASH index files) and in "
                "memory (dashed, where counted: dynamic-rli's caches), (d) seconds per "
-               "batch. Drawn only when a series opens buckets online (buckets_created).",
+               "upsert batch. Drawn only when a series opens buckets online "
+               "(buckets_created).",
                lambda r: F.bucket_growth_figure(r.df)),
     FigureSpec("index_bytes.png", "Index memory and disk",
                "Bytes the index keeps in memory (caches) and on disk (bloom footers, RLI) "

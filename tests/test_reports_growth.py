@@ -48,6 +48,7 @@ def test_bucket_growth_draws_every_series_with_buckets():
     assert dashed == [[6.0, 6.0, 6.0]]  # dynamic-rli's caches; Paimon's is not counted
     assert any("memory not counted: paimon-dynamic" in t.get_text() for t in ax_i.texts)
     assert [ln.get_label() for ln in ax_t.lines][-1] == "paimon-dynamic"
+    assert list(ax_t.lines[-1].get_xdata()) == [1, 2]  # upserts: the load left out
     assert len(ax_c.lines) == 3
 
 
