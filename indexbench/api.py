@@ -161,10 +161,11 @@ def _compare_peer(name: str, series: str, w: workloads.Workload, *, out: str,
     The series' ``table_records`` after every batch are checked against the indexes'
     (identical batches: the same records must survive); a difference is one line too.
     """
-    p = peerlib.get(name)
-    loc = p.location(os.path.join(out, "tables"), series)
-    info: dict[str, Any] = {**p.describe(series), "table": loc}
+    info: dict[str, Any] = {"peer": name}
     try:
+        p = peerlib.get(name)
+        loc = p.location(os.path.join(out, "tables"), series)
+        info.update({**p.describe(series), "table": loc})
         frame = run_peer(series, w, out=out, table=loc, progress=progress, run_id=run_id,
                          index_params=params, info=info)
     except Exception as e:  # noqa: BLE001 - a peer's library fails in its own ways
@@ -203,7 +204,9 @@ def peer_records_check(peer: pd.DataFrame, indexes_rows: Sequence[pd.DataFrame])
         ours = ours[ours["operation"].fillna("upsert") == "upsert"]
     ours = ours.dropna(subset=["table_records"])
     per_batch = ours.groupby("batch")["table_records"].agg(["min", "max"])
-    theirs = peer.set_index("batch")["table_records"]
+    # one row per batch (a rerun into the same out appends rows: the last one counts)
+    theirs = peer.dropna(subset=["table_records"]).drop_duplicates(
+        "batch", keep="last").set_index("batch")["table_records"]
     bad = [f"batch {int(b)}: {int(theirs[b])} vs {int(r['min'])}"
            + ("" if r["min"] == r["max"] else f"..{int(r['max'])}")
            for b, r in per_batch.iterrows() if b in theirs.index

@@ -191,6 +191,8 @@ def test_a_peer_failure_is_one_line_and_the_records_are_checked(tmp_path, monkey
                          "operation": ["upsert"] * 2, "table_records": [600, 900]})
     same = pd.DataFrame({"batch": [0, 1], "table_records": [600, 900]})
     assert api.peer_records_check(same, [ours]) == "equal to the indexes' at batches 0, 1"
+    rerun = pd.concat([same.assign(table_records=[1, 2]), same])  # the last row counts
+    assert api.peer_records_check(rerun, [ours]) == "equal to the indexes' at batches 0, 1"
     other = same.assign(table_records=[600, 899])
     assert api.peer_records_check(other, [ours]) == (
         "table_records differ from the indexes' at batch 1: 899 vs 900")
