@@ -113,7 +113,7 @@ def test_tables_equal_the_expected_state_and_rows_count_what_paimon_wrote(tmp_pa
 
 
 def test_the_python_writer_writes_the_same_table(tmp_path):
-    w = api.load_workload("zipf-skewed", **TINY)
+    w = api.load_workload("zipf-skewed", initial_records=200, batches=1, batch_size=100)
     _tbl, df = _write(tmp_path, w, "paimon-dynamic", native=False)
     got = _canonical(P.read_table(str(tmp_path / "wh"), "paimon-dynamic").to_pandas())
     pd.testing.assert_frame_equal(got, expected_state(w))
