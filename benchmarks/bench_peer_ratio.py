@@ -1,14 +1,18 @@
-"""simple-bucket against the delta-rs MERGE yardstick on identical batches (issue #11).
+"""simple-bucket against its peers on identical batches, side by side in one run (issues
+#11 and #31): delta-rs MERGE (copy-on-write, no record index) and Apache Paimon's
+fixed-bucket table (an LSM, merge-on-read; pypaimon's native writer where
+``pypaimon-rust`` is installed).
 
-One ``api.compare(["simple-bucket"], peers=("delta",))`` in ``setup_cache`` — one
-process, so both series share the machine's state — and tracks of the ratio of their
-upsert seconds (batches >= 1, medians): 1.0 means the Spark upsert with a record index
-costs what a Python user gets from delta-rs without one. A regression of the write path
-shows as a rising ratio whatever the machine's speed.
+One ``api.compare(["simple-bucket"], peers=...)`` in ``setup_cache`` — one process, so
+every series shares the machine's state — and tracks of the ratio of their upsert
+seconds (batches >= 1, medians): 1.0 means the Spark upsert with a record index costs
+what a Python user gets from the peer. A regression of the write path shows as a rising
+ratio whatever the machine's speed. Issue #31's targets: <= 2 against delta-merge at 1M +
+3 x 100k, <= 3 against paimon-fixed at 10M + 3 x 1M.
 
-Skipped (``NotImplementedError``) without the ``deltalake`` package
-(``pip install -e ".[peers]"``). Sizes: ``INDEXBENCH_ASV_PEER_SIZES=initial,batches,
-batch_size`` (default 1,000,000 + 3 x 100,000, the issue's comparison).
+A peer whose package is missing is left out (its tracks skipped, ``NotImplementedError``;
+``pip install -e ".[peers]"``). Sizes: ``INDEXBENCH_ASV_PEER_SIZES=initial,batches,
+batch_size`` (default 1,000,000 + 3 x 100,000, the issue's first comparison).
 """
 
 from __future__ import annotations
@@ -21,22 +25,26 @@ from typing import Any
 _sizes = [int(x) for x in
           os.environ.get("INDEXBENCH_ASV_PEER_SIZES", "1000000,3,100000").split(",")]
 SIZES = {"initial_records": _sizes[0], "batches": _sizes[1], "batch_size": _sizes[2]}
-INDEX, PEER, SERIES = "simple-bucket", "delta", "delta-merge"
+INDEX = "simple-bucket"
+# peer name on --peers → (its series here, the package it needs)
+PEERS = {"delta": ("delta-merge", "deltalake"), "paimon-fixed": ("paimon-fixed", "pypaimon")}
+SERIES = PEERS["delta"][0]  # the first yardstick (issue #11's)
 
 
-def ratios(df) -> dict[str, float]:
-    """Median per-batch seconds of the index over the peer's (upsert batches >= 1)."""
+def ratios(df, series: str = SERIES) -> dict[str, float]:
+    """Median per-batch seconds of the index over a peer series' (upsert batches >= 1)."""
     up = df[df["batch"] >= 1]
     med = {name: up[up["index"] == name][["total_s", "write_s"]].median()
-           for name in (INDEX, SERIES)}
-    return {"total": float(med[INDEX]["total_s"] / med[SERIES]["total_s"]),
-            "write": float(med[INDEX]["write_s"] / med[SERIES]["write_s"]),
+           for name in (INDEX, series)}
+    return {"total": float(med[INDEX]["total_s"] / med[series]["total_s"]),
+            "write": float(med[INDEX]["write_s"] / med[series]["write_s"]),
             "index_total_s": float(med[INDEX]["total_s"]),
-            "peer_total_s": float(med[SERIES]["total_s"])}
+            "peer_total_s": float(med[series]["total_s"])}
 
 
 class SimpleBucketOverDeltaMerge:
-    """simple-bucket seconds / delta-merge seconds per upsert batch (median)."""
+    """simple-bucket seconds / peer seconds per upsert batch (median), every peer in one
+    run: delta-merge (the class's name, kept for asv's history) and paimon-fixed."""
 
     rounds = 1
     repeat = 1
@@ -46,8 +54,9 @@ class SimpleBucketOverDeltaMerge:
     def setup_cache(self) -> dict[str, Any]:
         import peers
 
-        if PEER not in peers.names() or not peers.installed("deltalake"):
-            return {"skip": "deltalake is not installed (pip install -e '.[peers]')"}
+        run = [p for p, (_s, package) in PEERS.items() if peers.installed(package)]
+        if not run:
+            return {"skip": "no peer package is installed (pip install -e '.[peers]')"}
         from indexbench import api
         from indexbench.spark import get_session
 
@@ -55,9 +64,14 @@ class SimpleBucketOverDeltaMerge:
                             conf={"spark.default.parallelism": "2"})
         root = tempfile.mkdtemp(prefix="indexbench-asv-peer-")
         try:
-            df = api.compare([INDEX], "uniform", peers=(PEER,), out=root, spark=spark,
+            df = api.compare([INDEX], "uniform", peers=tuple(run), out=root, spark=spark,
                              query_phase=False, **SIZES)
-            return ratios(df)
+            out = {}
+            for peer in run:
+                series = PEERS[peer][0]
+                if df["index"].eq(series).any():  # a failed peer has no rows
+                    out[series] = ratios(df, series)
+            return out or {"skip": "every peer failed"}
         finally:
             spark.stop()
             shutil.rmtree(root, ignore_errors=True)
@@ -68,17 +82,33 @@ class SimpleBucketOverDeltaMerge:
         if "skip" in cache:
             raise NotImplementedError(cache["skip"])
 
+    @staticmethod
+    def _of(cache, series: str, key: str) -> float:
+        if series not in cache:
+            raise NotImplementedError(f"{series} did not run (package missing or failed)")
+        return cache[series][key]
+
     def track_total_s_ratio(self, cache) -> float:
-        return cache["total"]
+        return self._of(cache, SERIES, "total")
 
     track_total_s_ratio.unit = "simple-bucket/delta-merge"
 
     def track_write_s_ratio(self, cache) -> float:
-        return cache["write"]
+        return self._of(cache, SERIES, "write")
 
     track_write_s_ratio.unit = "simple-bucket/delta-merge"
 
     def track_simple_bucket_total_s(self, cache) -> float:
-        return cache["index_total_s"]
+        return next(v["index_total_s"] for v in cache.values())
 
     track_simple_bucket_total_s.unit = "seconds"
+
+    def track_total_s_ratio_paimon_fixed(self, cache) -> float:
+        return self._of(cache, "paimon-fixed", "total")
+
+    track_total_s_ratio_paimon_fixed.unit = "simple-bucket/paimon-fixed"
+
+    def track_paimon_fixed_total_s(self, cache) -> float:
+        return self._of(cache, "paimon-fixed", "peer_total_s")
+
+    track_paimon_fixed_total_s.unit = "seconds"

@@ -150,11 +150,11 @@ def compare(indexes_: Sequence[str] | None = None, workload: str | workloads.Wor
                               progress=progress, run_id=run_id, notify=notify))
             described[name] = frames[-1].attrs["describe"]
     peer_info = {}
-    for name in peer_names:
-        peer = peerlib.get(name)
-        uri = os.path.join(out, "tables", peer.SERIES)
-        frames.append(run_peer(name, w, out=out, table=uri, progress=progress, run_id=run_id))
-        peer_info[peer.SERIES] = {**peer.describe(), "table": uri}
+    for name, series in peerlib.runs(peer_names):
+        frame, peer_info[series] = _compare_peer(name, series, w, out=out, params=params,
+                                                 progress=progress, run_id=run_id,
+                                                 notify=notify, indexes_rows=frames)
+        frames.append(frame)
     if query_phase:
         frames.append(query(list(tables.values()),
                             workload=w, out=out, spark=spark, run_id=run_id, **COMPARE_QUERY))
@@ -166,6 +166,74 @@ def compare(indexes_: Sequence[str] | None = None, workload: str | workloads.Wor
     return pd.concat(frames, ignore_index=True)
 
 
+def _compare_peer(name: str, series: str, w: workloads.Workload, *, out: str,
+                  params: dict[str, dict[str, Any]] | None, progress: Progress | None,
+                  run_id: str, notify: Callable[[str], None] | None,
+                  indexes_rows: Sequence[pd.DataFrame]) -> tuple[pd.DataFrame, dict]:
+    """One peer series of a compare, after the indexes: its rows and its run.json entry.
+
+    A failure of the peer's library is one line (``notify`` and run.json's ``error``),
+    never the end of the compare: the indexes' rows, the query phase and the report stay.
+    The series' ``table_records`` after every batch are checked against the indexes'
+    (identical batches: the same records must survive); a difference is one line too.
+    """
+    info: dict[str, Any] = {"peer": name}
+    try:
+        p = peerlib.get(name)
+        loc = p.location(os.path.join(out, "tables"), series)
+        info.update({**p.describe(series), "table": loc})
+        frame = run_peer(series, w, out=out, table=loc, progress=progress, run_id=run_id,
+                         index_params=params, info=info)
+    except Exception as e:  # noqa: BLE001 - a peer's library fails in its own ways
+        first = (str(e).strip().splitlines() or [""])[0][:300]
+        info["error"] = f"{type(e).__name__}: {first}"
+        _tell(notify, f"peer {series} failed, the indexes' results stand: {info['error']}")
+        rows = m.existing_rows(out)
+        df = m.to_frame(rows) if rows else pd.DataFrame(columns=m.CONTRACT_COLUMNS)
+        return df[df["index"] == series].reset_index(drop=True), info
+    check = peer_records_check(frame, indexes_rows)
+    if check:
+        info["records_check"] = check
+        if not check.startswith("equal"):
+            _tell(notify, f"peer {series}: {check}")
+    return frame, info
+
+
+def _tell(notify: Callable[[str], None] | None, text: str) -> None:
+    """One line to the user: through ``notify`` (the CLI's console), else a warning."""
+    if notify:
+        notify(text)
+    else:
+        import logging
+
+        logging.getLogger("indexbench").warning(text)
+
+
+def peer_records_check(peer: pd.DataFrame, indexes_rows: Sequence[pd.DataFrame]) -> str | None:
+    """Whether a peer's ``table_records`` equal the indexes' after every batch (None: no
+    index rows to compare with)."""
+    frames = [f for f in indexes_rows if len(f)]
+    if not frames or not len(peer):
+        return None
+    ours = pd.concat(frames, ignore_index=True)
+    if "operation" in ours.columns:
+        ours = ours[ours["operation"].fillna("upsert") == "upsert"]
+    if "table_type" in ours.columns:  # a MOR table's count holds log copies until compaction
+        ours = ours[ours["table_type"].fillna("cow") != "mor"]
+    ours = ours.dropna(subset=["table_records"])
+    per_batch = ours.groupby("batch")["table_records"].agg(["min", "max"])
+    # one row per batch (a rerun into the same out appends rows: the last one counts)
+    theirs = peer.dropna(subset=["table_records"]).drop_duplicates(
+        "batch", keep="last").set_index("batch")["table_records"]
+    bad = [f"batch {int(b)}: {int(theirs[b])} vs {int(r['min'])}"
+           + ("" if r["min"] == r["max"] else f"..{int(r['max'])}")
+           for b, r in per_batch.iterrows() if b in theirs.index
+           and not (r["min"] == r["max"] == theirs[b])]
+    if bad:
+        return "table_records differ from the indexes' at " + "; ".join(bad)
+    return f"equal to the indexes' at batches {', '.join(str(int(b)) for b in theirs.index)}"
+
+
 # compare's query phase: small, so it adds seconds, not minutes, to a compare
 COMPARE_QUERY = {"keys": 100, "batch_keys": 50, "join_unique_only": True}
 
@@ -173,27 +241,47 @@ COMPARE_QUERY = {"keys": 100, "batch_keys": 50, "join_unique_only": True}
 def run_peer(peer: str = "delta", workload: str | workloads.Workload = "uniform", *,
              out: str | None = None, table: str | None = None,
              progress: Progress | None = None, run_id: str | None = None,
-             **sizes: Any) -> pd.DataFrame:
+             index_params: dict[str, dict[str, Any]] | None = None,
+             info: dict[str, Any] | None = None, **sizes: Any) -> pd.DataFrame:
     """A workload's batches through a peer (``peers.get(peer)``, no Spark); its rows.
 
-    The batches are ``workloads.generator``'s, the same rows the Spark runs get. Rows are
-    appended to ``out``'s metrics file; the peer's table (default
-    ``<out>/tables/<series>``) resumes like an index's.
+    ``peer`` is a peer (every series of it, e.g. ``paimon``) or one series
+    (``paimon-dynamic``). The batches are ``workloads.generator``'s, the same rows the
+    Spark runs get. Rows are appended to ``out``'s metrics file; a series' table
+    (default: the peer's ``location`` under ``<out>/tables``) resumes like an index's.
+    ``index_params`` (index → ``--set`` overrides) reach a peer that mirrors an index's
+    settings; ``info`` (one series) receives what its table resolved, for run.json.
     """
-    p = peerlib.get(peer)
+    todo = peerlib.runs([peer])
+    if table is not None and len(todo) > 1:
+        raise IndexBenchError(f"peer {peer!r} writes {len(todo)} series: name one with "
+                              "a table, or leave the table to the peer")
     w = load_workload(workload, **sizes)
     run_id = run_id or m.new_run_id()
     out = out or default_out(w.name, run_id)
-    tbl = p.open_table(table or os.path.join(out, "tables", p.SERIES), workload_fingerprint(w))
+    written = []
+    for name, series in todo:
+        p = peerlib.get(name)
+        loc = table or p.location(os.path.join(out, "tables"), series)
+        tbl = p.open_table(loc, workload_fingerprint(w), series=series,
+                           index_params=index_params)
+        rows = m.existing_rows(out)
+        try:
+            for b in range(tbl.committed_batches(), w.batches + 1):
+                row = {"run_id": run_id, "index": series, "workload": w.name,
+                       **tbl.upsert(w, b)}
+                rows.append(row)
+                m.write_metrics(out, rows)
+                if progress:
+                    progress(row)
+        finally:
+            tbl.close()
+            if info is not None:
+                info.update(tbl.describe())
+        written.append(series)
     rows = m.existing_rows(out)
-    for b in range(tbl.committed_batches(), w.batches + 1):
-        row = {"run_id": run_id, "index": p.SERIES, "workload": w.name, **tbl.upsert(w, b)}
-        rows.append(row)
-        m.write_metrics(out, rows)
-        if progress:
-            progress(row)
-    df = m.to_frame(rows)
-    return df[df["index"] == p.SERIES].reset_index(drop=True)
+    df = m.to_frame(rows) if rows else pd.DataFrame(columns=m.CONTRACT_COLUMNS)
+    return df[df["index"].isin(written)].reset_index(drop=True)
 
 
 def default_compare_indexes() -> list[str]:

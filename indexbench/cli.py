@@ -116,8 +116,8 @@ def _progress_bar(total: int):
         if row.get("run_mode") == "peer":  # a peer: no index, so no tag phase or counters
             progress.console.print(
                 f"  {row['index']:<14} batch {int(row['batch']):>3}  "
-                f"{int(row['records']):>9,} rec  merge {row['write_s']:6.2f}s  "
-                f"total {row['total_s']:6.2f}s  (peer: no index counters)")
+                f"{int(row['records']):>9,} rec  write {row['write_s']:6.2f}s  "
+                f"total {row['total_s']:6.2f}s  (peer)")
             progress.advance(task)
             return
         sim = row.get("tag_s") is None  # a simulated row: its seconds are modelled
@@ -192,13 +192,16 @@ def cmd_compare(args: argparse.Namespace) -> int:
         raise IndexBenchError("--table-type and --table-types: give one (--table-types "
                               "runs each type's tables side by side)")
     sets = with_table_type(parse_sets(args.sets), args.table_type)
-    check_indexes(names, sets)
+    # a peer's table may mirror an index's parameters (a bucket count): checked too
+    mirrored = [n for n in peers.mirrored_indexes(peer_names) if n not in names]
+    check_indexes(names + mirrored, sets)
     run_id = new_run_id()
     out = args.out or api.default_out(w.name, run_id)
-    runs = len(names) * len(args.table_types or [None]) + len(peer_names)
+    runs = len(names) * len(args.table_types or [None]) + len(peers.runs(peer_names))
     progress, on_batch = _progress_bar((w.batches + 1) * runs)
     with progress:
-        df = api.compare(names, w, params={n: sets.get(n, {}) for n in names}, out=out,
+        df = api.compare(names, w, params={n: sets.get(n, {}) for n in names + mirrored},
+                         out=out,
                          master=args.master, progress=on_batch, peers=peer_names,
                          run_id=run_id, notify=progress.console.print,
                          query_phase=args.query, table_types=args.table_types or ())
@@ -484,7 +487,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--indexes", help=f"comma-separated (default {','.join(indexes.names())})")
     p.add_argument("--peers", metavar="NAME[,NAME]",
                    help="also run these yardsticks on the same batches: 'delta' (delta-rs "
-                        "MERGE, series delta-merge; needs pip install -e \".[peers]\")")
+                        "MERGE, series delta-merge), 'paimon' (Apache Paimon, series "
+                        "paimon-fixed and paimon-dynamic; or name one series); needs pip "
+                        "install -e \".[peers]\"")
     p.add_argument("--table-types", metavar="TYPE[,TYPE]", type=_table_types,
                    help="run every index once per table type on the same batches, e.g. "
                         "cow,mor (series bloom and bloom (mor))")

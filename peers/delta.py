@@ -35,6 +35,7 @@ bytes, file groups) are empty, never 0 (``tableformat.rows.peer_upsert_row``).
 
 from __future__ import annotations
 
+import os
 import time
 from importlib import metadata
 from typing import Any
@@ -49,7 +50,7 @@ from workloads import Workload
 from workloads import generator as G
 
 NAME = "delta"
-SERIES = "delta-merge"  # the ``index`` value of its metrics rows
+SERIES = ("delta-merge",)  # the ``index`` value of its metrics rows
 KEY, PARTITION, ORDERING = "key", "dt", "ts"
 PREDICATE = f"t.{PARTITION} = s.{PARTITION} AND t.{KEY} = s.{KEY}"
 UPDATE_WHEN = f"s.{ORDERING} >= t.{ORDERING}"
@@ -62,7 +63,7 @@ BATCH_KEY = "indexbench.batch"
 STREAMED_EXEC = False
 
 
-def describe() -> dict[str, Any]:
+def describe(series: str = SERIES[0]) -> dict[str, Any]:
     """What the peer does, for run.json and the report."""
     try:
         version = metadata.version("deltalake")
@@ -111,8 +112,15 @@ class DeltaMergeTable:
             self.table = DeltaTable(self.uri)
         else:
             self.table = DeltaTable.create(self.uri, schema=G.ARROW_SCHEMA,
-                                           partition_by=[PARTITION], name=SERIES)
+                                           partition_by=[PARTITION], name=SERIES[0])
         self._known = _files(self.table)
+
+    def describe(self) -> dict[str, Any]:
+        """What this table resolved (nothing beyond ``describe()``)."""
+        return {}
+
+    def close(self) -> None:
+        """Nothing stays open between batches."""
 
     def committed_batches(self) -> int:
         """Batches of this workload already merged (0 for a new table)."""
@@ -196,8 +204,15 @@ class DeltaMergeTable:
                    "peer_rewrite_s": stats["rewrite_time_ms"] / 1000, **extra})
 
 
-def open_table(uri: str, fingerprint: str) -> DeltaMergeTable:
-    """The Delta table at ``uri`` (created, partitioned by ``dt``, if missing)."""
+def location(tables_dir: str, series: str = SERIES[0]) -> str:
+    """The Delta table of a run: ``<tables_dir>/delta-merge``."""
+    return os.path.join(tables_dir, series)
+
+
+def open_table(uri: str, fingerprint: str, *, series: str = SERIES[0],
+               index_params: Any = None) -> DeltaMergeTable:
+    """The Delta table at ``uri`` (created, partitioned by ``dt``, if missing); it
+    mirrors no index, so ``index_params`` are not used."""
     return DeltaMergeTable(uri, fingerprint)
 
 

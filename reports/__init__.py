@@ -23,10 +23,12 @@ from reports.data import (
     load,
 )
 from reports.figures import (
+    bucket_growth_figure,
     bucket_size_figure,
     bucket_stats,
     files_read_figure,
     fp_rate_figure,
+    has_bucket_growth,
     has_rescale,
     has_scale,
     index_bytes_figure,
@@ -43,8 +45,10 @@ from reports.style import index_color
 
 __all__ = [
     "FIGURES", "KNOWN_EXTRA_COLUMNS", "SIM_SUFFIX", "MetricsColumnError", "RunData",
-    "UnknownColumnWarning", "bucket_size_figure", "bucket_stats", "check_columns",
-    "files_read_figure", "fp_rate_figure", "has_queries", "has_rescale", "has_scale",
+    "UnknownColumnWarning", "bucket_growth_figure", "bucket_size_figure", "bucket_stats",
+    "check_columns",
+    "files_read_figure", "fp_rate_figure", "has_bucket_growth", "has_queries",
+    "has_rescale", "has_scale",
     "index_bytes_figure", "index_color", "index_summary", "is_sim", "is_sim_series",
     "latency_figure", "load", "measured_or_model", "query_figure", "read_asv_results",
     "rescale_figure", "scale_figure", "theoretical_fp_curve", "write_asv_charts",

@@ -254,6 +254,19 @@ def snapshot_bucket_counts(uri: str) -> list[int] | None:
         return None
 
 
+def peer_bucket_counts(series: str, info: Mapping[str, Any]) -> list[int] | None:
+    """Records per bucket of a peer series' table, if the peer has buckets and its
+    package is installed (None otherwise: the figure falls back to the metrics)."""
+    try:
+        import peers
+
+        module = peers.get(str(info["peer"]))
+        count = getattr(module, "bucket_counts", None)
+        return count(str(info["table"]), series) if count else None
+    except Exception:  # noqa: BLE001 - no package, a moved table: fall back to metrics
+        return None
+
+
 def default_index_params(names: Iterable[str]) -> dict[str, dict[str, Any]]:
     """Registry defaults of each index (``describe()``), for DataFrames without run.json."""
     out: dict[str, dict[str, Any]] = {}
@@ -304,6 +317,10 @@ def load(dirs: str | Path | Sequence[str | Path], strict: bool = False) -> RunDa
             params[series] = {**defaults.get(n, {}), **described.get(n, {})}
             if n in uris and not sim:  # a simulated run has no table to read
                 c = snapshot_bucket_counts(uris[n])
+                if c is not None:
+                    counts[series] = c
+            elif n in (run.get("peers") or {}):  # a peer's table with buckets of its own
+                c = peer_bucket_counts(n, run["peers"][n])
                 if c is not None:
                     counts[series] = c
         frames.append(df)

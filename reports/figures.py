@@ -14,7 +14,9 @@ with hollow markers in the index's colour. Their byte and second figures are mod
 Peer series (``run_mode == "peer"``, e.g. ``delta-merge``: the same batches through
 delta-rs MERGE) have measured seconds and no index counters: they are drawn wherever
 seconds per batch are (latency), and left out of figures of counters they leave empty
-(files read, index bytes, cost vs table size) rather than drawn as 0.
+(files read, cost vs table size) rather than drawn as 0. A peer with buckets and index
+files of its own (``paimon-fixed``, ``paimon-dynamic``) fills those columns and is drawn
+in the bucket and index-bytes figures like an index.
 """
 
 from __future__ import annotations
@@ -501,7 +503,7 @@ def latency_figure(df: pd.DataFrame) -> Figure:
             ax.set_xticks(x, [str(int(b)) for b in g["batch"]])
             ax.set_xlabel("batch (0 = initial load)")
             kind = "modelled seconds (model_*)" if modelled else \
-                "measured seconds; MERGE drawn as write" if is_peer_series(g) else \
+                "measured seconds; its own upsert drawn as write" if is_peer_series(g) else \
                 "measured seconds"
             ax.set_title(f"{label}\n{kind}", color=color, fontsize=8.5)
         for ax in flat[len(series):]:
@@ -605,7 +607,7 @@ def index_bytes_figure(df: pd.DataFrame) -> Figure:
                 # memory is counted in both; disk bytes of a simulated run are modelled
                 y, modelled = measured_or_model(g, col) if col == "index_disk_bytes" \
                     else (_num(g, col), False)
-                if is_peer_series(g):  # no index: no bytes to draw (empty, not 0)
+                if is_peer_series(g) and y.isna().all():  # not seen: empty, not 0
                     continue
                 ok = (y > 0) & (keys > 0)
                 if not ok.any():
@@ -637,6 +639,73 @@ def index_bytes_figure(df: pd.DataFrame) -> Figure:
         axes[0][1].set_ylabel("index on disk (MiB)")
         axes[0][1].set_title("disk (bloom footers, RLI)"
                              + ("; sim: modelled" if is_sim(df).any() else ""))
+    return fig
+
+
+# ---- buckets as the table grows ---------------------------------------------------------
+def has_bucket_growth(df: pd.DataFrame) -> bool:
+    """Whether a series opens buckets online (reports ``buckets_created``): the figure of
+    buckets, spread and index bytes as the table grows is drawn only then."""
+    df = _frame(df)
+    return any(_num(g, "buckets_created").notna().any() for _l, _n, g in iter_series(df))
+
+
+def bucket_growth_figure(df: pd.DataFrame) -> Figure | None:
+    """Every series with buckets (bucket indexes, Paimon tables) as the table grows:
+    (a) buckets, (b) spread of records per bucket (CoV), (c) index bytes per key on disk
+    (solid) and in memory (dashed, where counted), (d) seconds per upsert batch (the
+    initial load left out). None unless a series opens buckets online
+    (``has_bucket_growth``)."""
+    df = _frame(df)
+    if not has_bucket_growth(df):
+        return None
+    series = [(label, name, g) for label, name, g in iter_series(df)
+              if _num(g, "buckets").fillna(0).gt(0).any()]
+    with style.paper():
+        fig, axes = style.figure(2, 2, height=2.6)
+        (ax_b, ax_c), (ax_i, ax_t) = axes
+        any_model, no_mem = False, []
+        for label, name, g in series:
+            kw = {**_line_style(df, name, g), "label": label}
+            keys = _num(g, "table_records")
+            ax_b.plot(keys, _num(g, "buckets"), **kw)
+            ax_c.plot(keys, _num(g, "bucket_records_cov"), **kw)
+            disk, modelled = measured_or_model(g, "index_disk_bytes")
+            any_model |= modelled
+            ok = keys > 0
+            ax_i.plot(keys[ok], (disk / keys)[ok], **kw)
+            mem = _num(g, "index_mem_bytes")
+            if mem.fillna(0).gt(0).any():
+                ax_i.plot(keys[ok], (mem / keys)[ok], **{**kw, "ls": "--", "label": None,
+                                                         "markerfacecolor": "none"})
+            elif mem.isna().all():
+                no_mem.append(label)
+            total, modelled = measured_or_model(g, "total_s")
+            any_model |= modelled
+            later = (g["batch"] >= 1).to_numpy() if (g["batch"] >= 1).any() else \
+                np.ones(len(g), dtype=bool)  # upserts, not the initial load
+            ax_t.plot(g["batch"][later], total[later], **kw)
+        for ax in (ax_b, ax_c, ax_i):
+            ax.set_xlabel("keys in the table after the batch (records)")
+            ax.xaxis.set_major_formatter(_kilo)
+            ax.set_ylim(bottom=0)
+        ax_b.set_ylabel("buckets (all partitions)")
+        ax_b.set_title("(a) buckets")
+        ax_c.set_ylabel("CoV of records per bucket")
+        ax_c.set_title("(b) bucket size spread (std/mean)")
+        ax_i.set_ylabel("index bytes per key (B)")
+        ax_i.set_title("(c) index on disk (solid), in memory (dashed)")
+        if no_mem:
+            ax_i.text(0.98, 0.6, textwrap.fill("memory not counted: " + ", ".join(no_mem),
+                                               40), transform=ax_i.transAxes, ha="right",
+                      va="center", fontsize=6.5, color="0.3")
+        ax_t.set_xlabel("upsert batch (the initial load left out)")
+        ax_t.set_ylabel("seconds per batch (s)")
+        ax_t.set_ylim(bottom=0)
+        ax_t.set_title("(d) total_s per upsert batch" + (" (sim: modelled)" if any_model
+                                                          else ""))
+        fig.legend(*ax_b.get_legend_handles_labels(), loc="outside lower center",
+                   ncols=min(4, len(series)), fontsize=7)
     return fig
 
 

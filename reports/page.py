@@ -60,6 +60,15 @@ FIGURES: list[FigureSpec] = [
                "Records per bucket file group of each bucket index's latest snapshot, "
                "sorted; max/mean and coefficient of variation (std/mean).",
                lambda r: F.bucket_size_figure(r.df, r.bucket_counts)),
+    FigureSpec("bucket_growth.png", "Buckets as the table grows",
+               "Every series with buckets (bucket indexes; Paimon tables when --peers paimon "
+               "ran) against the keys in the table after each batch: (a) buckets over all "
+               "partitions, (b) coefficient of variation of records per bucket, (c) index "
+               "bytes per key on disk (solid: RLI files, Paimon's HASH index files) and in "
+               "memory (dashed, where counted: dynamic-rli's caches), (d) seconds per "
+               "upsert batch. Drawn only when a series opens buckets online "
+               "(buckets_created).",
+               lambda r: F.bucket_growth_figure(r.df)),
     FigureSpec("index_bytes.png", "Index memory and disk",
                "Bytes the index keeps in memory (caches) and on disk (bloom footers, RLI) "
                "vs keys in the table; the legend gives bytes per key at the last batch.",

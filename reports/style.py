@@ -18,7 +18,8 @@ OKABE_ITO = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#D55E00", "#56B4E9",
              "#F0E442", "#000000"]
 FIXED = {"bloom": "#0072B2", "simple-bucket": "#E69F00", "multiple-rehash": "#009E73",
          "dynamic-rli": "#CC79A7", "delta-merge": "#7F7F7F",  # the delta peer: grey
-         "partition-bucket": "#D55E00", "consistent-hashing": "#56B4E9"}
+         "partition-bucket": "#D55E00", "consistent-hashing": "#56B4E9",
+         "paimon-fixed": "#8C564B", "paimon-dynamic": "#000000"}  # the Paimon peer
 # (markers follow FIXED's order: new names go last, so no known index changes marker)
 EXTRA = ["#D55E00", "#56B4E9", "#7F7F7F", "#000000", "#8C564B", "#F0E442"]
 MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*"]

@@ -156,8 +156,10 @@ def upsert_row(*, batch_no: int, instant: str, input_records: int, records: int,
     return row
 
 
-# Contract (and driver) columns a peer cannot see: it has no record index, no file groups,
-# no separate tag or commit phase. Empty in its rows, never 0 (docs/metrics.md).
+# Contract (and driver) columns a peer without a record index cannot see: it has no index,
+# no file groups, no separate tag or commit phase. Empty in its rows, never 0
+# (docs/metrics.md), unless the peer passes one it does see (a Paimon table has buckets,
+# index files and a commit of its own) in ``timings`` or ``extra``.
 PEER_UNSEEN = ("tag_s", "commit_s", "file_groups", "candidate_files", "files_read",
                "bytes_read", "footers_read", "bloom_checks", "bloom_positives",
                "false_positives", "fp_rate", "buckets", "bucket_records_max",
@@ -166,16 +168,21 @@ PEER_UNSEEN = ("tag_s", "commit_s", "file_groups", "candidate_files", "files_rea
 
 
 def peer_upsert_row(*, batch_no: int, input_records: int, records: int,
-                    partitions_touched: int, inserts: int, updates: int,
+                    partitions_touched: int, inserts: int | None, updates: int | None,
                     records_written: int, files_written: int, bytes_written: float,
                     files_in_table: int, table_records: int, table_bytes: float,
                     timings: Mapping[str, float | None],
+                    records_rewritten: int | None = None,
                     extra: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The metrics row of one batch a peer (another table format's own upsert, e.g.
     delta-rs MERGE) applied: ``run_mode = "peer"``; only what it can see is filled, with
     the meaning the columns have for the driver (``records`` after pre-combining,
     ``updates`` = incoming records whose key existed, ``records_rewritten`` = records
-    copied unchanged into rewritten files); ``PEER_UNSEEN`` stay empty."""
+    copied unchanged into rewritten files: ``records_written - inserts - updates`` unless
+    given); ``PEER_UNSEEN`` stay empty unless given. A peer that cannot tell inserts
+    from updates (an LSM write looks no key up) passes None for both."""
+    if records_rewritten is None and inserts is not None and updates is not None:
+        records_rewritten = records_written - inserts - updates
     row: dict[str, Any] = {
         "operation": "upsert", "run_mode": "peer", "batch": batch_no,
         "input_records": input_records, "records": records, "inserts": inserts,
@@ -184,9 +191,9 @@ def peer_upsert_row(*, batch_no: int, input_records: int, records: int,
         "files_in_table": files_in_table, "table_records": table_records,
         "table_bytes": table_bytes, "files_written": files_written,
         "bytes_written": bytes_written, "records_written": records_written,
-        "records_rewritten": records_written - inserts - updates,
-        **{k: v for k, v in timings.items() if k not in ("write_s", "total_s")},
+        "records_rewritten": records_rewritten,
         **{c: None for c in PEER_UNSEEN},
+        **{k: v for k, v in timings.items() if k not in ("write_s", "total_s")},
         **dict(extra or {}),
     }
     return row

@@ -8,7 +8,9 @@ their own process groups and are stopped by PID, whatever happens to the command
     python tests/standalone.py 'indexbench compare --master {master} ...' ['...']
 
 runs each shell command with ``{master}`` replaced by the cluster's URL, stops at the
-first failure and exits with its code.
+first failure and exits with its code. ``INDEXBENCH_STANDALONE_WORKERS`` and
+``INDEXBENCH_STANDALONE_CORES`` (default 1 worker of 2 cores) shape the cluster: ``2`` and
+``1`` give two 1-core workers.
 """
 
 from __future__ import annotations
@@ -70,8 +72,9 @@ def _stop(proc: subprocess.Popen) -> None:
 
 @contextmanager
 def standalone_cluster(cores: int = 2, memory: str = "4g",
-                       workdir: str | None = None) -> Iterator[str]:
-    """Start a master and a worker with ``cores`` cores; yield the master's URL."""
+                       workdir: str | None = None, workers: int = 1) -> Iterator[str]:
+    """Start a master and ``workers`` workers with ``cores`` cores each; yield the
+    master's URL."""
     own_root = workdir is None
     root = workdir or tempfile.mkdtemp(prefix="indexbench-standalone-")
     os.makedirs(root, exist_ok=True)
@@ -87,14 +90,17 @@ def standalone_cluster(cores: int = 2, memory: str = "4g",
             ["--host", "127.0.0.1", "--port", str(port), "--webui-port", str(_free_port())],
             master_log, env))
         _wait_for(master_log, "New state: ALIVE", daemons[0], START_TIMEOUT_S)
-        worker_log = os.path.join(root, "worker.log")
-        daemons.append(_spark_class(
-            "org.apache.spark.deploy.worker.Worker",
-            ["--host", "127.0.0.1", "--cores", str(cores), "--memory", memory,
-             "--webui-port", str(_free_port()), "--work-dir", root, url],
-            worker_log, env))
-        _wait_for(worker_log, "Successfully registered with master", daemons[1],
-                  START_TIMEOUT_S)
+        for i in range(workers):
+            worker_log = os.path.join(root, "worker.log" if i == 0 else f"worker-{i}.log")
+            work_dir = os.path.join(root, f"worker-{i}") if i else root
+            os.makedirs(work_dir, exist_ok=True)
+            daemons.append(_spark_class(
+                "org.apache.spark.deploy.worker.Worker",
+                ["--host", "127.0.0.1", "--cores", str(cores), "--memory", memory,
+                 "--webui-port", str(_free_port()), "--work-dir", work_dir, url],
+                worker_log, dict(env, SPARK_WORKER_DIR=work_dir)))
+            _wait_for(worker_log, "Successfully registered with master", daemons[-1],
+                      START_TIMEOUT_S)
         yield url
     finally:
         for proc in reversed(daemons):
@@ -107,8 +113,12 @@ def main(argv: list[str]) -> int:
     if not argv:
         print(__doc__, file=sys.stderr)
         return 2
-    with standalone_cluster() as url:
-        print(f"standalone cluster: {url} (2 cores)", flush=True)
+    # INDEXBENCH_STANDALONE_WORKERS=2 INDEXBENCH_STANDALONE_CORES=1: two 1-core workers
+    workers = int(os.environ.get("INDEXBENCH_STANDALONE_WORKERS", "1"))
+    cores = int(os.environ.get("INDEXBENCH_STANDALONE_CORES", "2"))
+    with standalone_cluster(cores=cores, workers=workers) as url:
+        print(f"standalone cluster: {url} ({workers} worker(s) x {cores} core(s))",
+              flush=True)
         for command in argv:
             cmd = command.replace("{master}", url)
             print(f"$ {cmd}", flush=True)

@@ -135,12 +135,14 @@ def test_ties_go_to_the_incoming_record_and_updates_count_like_hudi(deltalake, t
 
 
 def test_compare_with_peers_through_the_cli(deltalake, spark, tmp_path):
+    pytest.importorskip("pypaimon")
     out = tmp_path / "cmp"
-    argv = ["compare", "--indexes", "simple-bucket", "--peers", "delta", *SMALL,
+    argv = ["compare", "--indexes", "simple-bucket", "--peers", "delta,paimon", *SMALL,
             "--out", str(out), "--set", "hoodie.bucket.index.num.buckets=2", "--no-query"]
     assert cli.main(argv) == 0
     df = m.read_metrics(out)
-    assert set(df["index"]) == {"simple-bucket", "delta-merge"}
+    assert set(df["index"]) == {"simple-bucket", "delta-merge", "paimon-fixed",
+                                "paimon-dynamic"}
     sb = df[df["index"] == "simple-bucket"].set_index("batch")
     dm = df[df["index"] == "delta-merge"].set_index("batch")
     assert dm.index.tolist() == [0, 1]
@@ -152,9 +154,20 @@ def test_compare_with_peers_through_the_cli(deltalake, spark, tmp_path):
     run = json.loads((out / "run.json").read_text())
     assert run["peers"]["delta-merge"]["peer"] == "delta"
     assert "delta-merge" not in run["tables"]  # the Hudi tables only
+    for series in ("paimon-fixed", "paimon-dynamic"):  # the same records, read back
+        pm = df[df["index"] == series].set_index("batch")
+        for col in ("input_records", "table_records", "partitions_touched"):
+            assert (sb[col] == pm[col]).all(), (series, col)
+        info = run["peers"][series]
+        assert info["records_check"] == "equal to the indexes' at batches 0, 1"
+        assert info["writer"] == pm["peer_writer"].iloc[-1] and "error" not in info
+    # the fixed table mirrors simple-bucket's --set count: 2 buckets in each partition
+    assert run["peers"]["paimon-fixed"]["options"]["bucket"] == "2"
+    assert (df[df["index"] == "paimon-fixed"]["buckets"] == 2 * sb["partitions_touched"]
+            .iloc[0]).all()
 
     page = (out / "report" / "index.html").read_text()
-    assert "delta-merge" in page
+    assert "delta-merge" in page and "paimon-dynamic" in page
     data = reports.load(out)
     titles = [ax.get_title() for ax in F.latency_figure(data.df).axes]
     assert any(t.startswith("delta-merge\n") for t in titles)
@@ -162,6 +175,11 @@ def test_compare_with_peers_through_the_cli(deltalake, spark, tmp_path):
     assert "delta-merge" not in labels  # no index: not drawn as 0 files read
     table = reports.page.comparison(data.df)
     assert "delta-merge" in table.columns and pd.isna(table.loc["tag_s", "delta-merge"])
+    # Paimon's tables have buckets: drawn with the bucket index, counted from the table
+    assert (out / "report" / "bucket_growth.png").exists()
+    growth = [ln.get_label() for ln in F.bucket_growth_figure(data.df).axes[0].lines]
+    assert growth == ["simple-bucket", "paimon-fixed", "paimon-dynamic"]
+    assert sum(data.bucket_counts["paimon-dynamic"]) == sb["table_records"].iloc[-1]
 
 
 def test_a_missing_deltalake_is_one_clear_error(monkeypatch, tmp_path, capsys):
