@@ -5,7 +5,10 @@ workload) are pre-combined to distinct key ordinals and fed in chunks to the ind
 simulator adapter (``index.simulator(model)``), which routes them with the index's own
 core over a :class:`~tableformat.model.ModelTable`. Rows are built by the same builder
 as real runs (:mod:`tableformat.rows`); byte and second figures are models and go to
-``model_*`` columns (seconds from :mod:`indexbench.sim.cost`).
+``model_*`` columns (seconds from :mod:`indexbench.sim.cost`, file sizes from
+:mod:`indexbench.sim.record_size`). On a merge-on-read table the file groups written
+get log files or base files, and compactions run, by the real driver's own rules
+(:func:`tableformat.table_type.writes_log_file`, :mod:`tableformat.compaction_plan`).
 """
 
 from __future__ import annotations
