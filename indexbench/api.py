@@ -305,16 +305,18 @@ def sim(indexes_: Sequence[str] | str | None = None,
                             **options)
 
 
-def _modelled_record_bytes(run_dir: str) -> float | None:
-    """The simulator's record size for the workload a run dir's run.json names."""
-    from indexbench.sim.driver import record_bytes
+def _modelled_record_bytes(run_dir: str) -> tuple[float, float] | None:
+    """The simulator's base-file model for the workload a run dir's run.json names:
+    (bytes per record, bytes per file)."""
+    from indexbench.sim.record_size import measure
 
     try:
         with open(os.path.join(run_dir, "run.json")) as f:
             spec = json.load(f)["workload"]
-        return record_bytes(workloads.Workload(**spec))
+        rb = measure(workloads.Workload(**spec))
     except (OSError, KeyError, TypeError, ValueError):
         return None
+    return rb.base_record, rb.base_file
 
 
 def calibrate(run_dir: str, out: str | None = None, base: str = "local",
@@ -328,8 +330,10 @@ def calibrate(run_dir: str, out: str | None = None, base: str = "local",
         df = df[df["run_mode"].fillna("run") == "run"]
     if df.empty:
         raise IndexBenchError(f"{run_dir}: no rows of a real run to calibrate on")
+    modelled = _modelled_record_bytes(run_dir) or (None, 0.0)
     profile, report_ = cost.calibrate(df, base=base, cores=cores or os.cpu_count(),
-                                      modelled_record_bytes=_modelled_record_bytes(run_dir))
+                                      modelled_record_bytes=modelled[0],
+                                      modelled_file_bytes=modelled[1])
     if out:
         profile.save(out)
     return profile, report_

@@ -240,7 +240,7 @@ def cmd_sim(args: argparse.Namespace) -> int:
              .split(",")]
     w = api.load_workload(args.workload, args.batches, args.batch_size,
                           args.initial_records, args.seed)
-    sets = parse_sets(args.sets)
+    sets = with_table_type(parse_sets(args.sets), args.table_type)
     check_indexes(names, sets)  # one clear error before anything runs
     run_id = new_run_id()
     out = args.out or f"out/{w.name}-sim-{run_id}"

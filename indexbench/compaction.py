@@ -18,7 +18,6 @@ and on demand with ``indexbench compact TABLE``. The service runner
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
@@ -26,7 +25,13 @@ from pyspark.sql import SparkSession
 
 from indexes.base import PendingService, RecordIndex, ServiceWork, TableService
 from tableformat import basefile as bf
-from tableformat.commit_metadata import COMMIT, COMPACTION, DELTA_COMMIT
+from tableformat.commit_metadata import COMMIT, COMPACTION
+from tableformat.compaction_plan import (
+    COMPACT_OPERATION,
+    COMPACTION_ROW,
+    CompactionPlan,
+    plan_compaction,
+)
 from tableformat.faults import fail_task_if_asked, hang_if
 from tableformat.fs import IOStats
 from tableformat.slice_reader import LogReadStats, read_slice
@@ -36,50 +41,16 @@ from tableformat.table_type import MERGE_ON_READ
 HANG_IN_COMPACTION = "compaction_in_task"  # fault injection: a task hangs after its file
 COMPACT = TableService(
     name="compact", help="merge every file slice's log files into a new base file",
-    operation="compaction", action=COMPACTION, completed_action=COMMIT, inline=True,
+    operation=COMPACTION_ROW, action=COMPACTION, completed_action=COMMIT, inline=True,
     command="compact", usage="indexbench compact TABLE")
-
-
-@dataclass(frozen=True)
-class CompactionPlan:
-    """The file slices to compact (Hudi's ``HoodieCompactionOperation`` list)."""
-
-    slices: tuple[FileSlice, ...]
-
-    def request(self) -> dict[str, Any]:
-        """The ``.compaction.requested`` body: Hudi's plan fields, as JSON."""
-        return {"operations": [
-            {"fileId": s.file_id, "partitionPath": s.partition,
-             "baseInstantTime": s.instant,
-             "dataFilePath": s.path.rsplit("/", 1)[-1] if s.path else None,
-             "deltaFilePaths": [lf.path.rsplit("/", 1)[-1] for lf in s.logs],
-             "metrics": {"TOTAL_LOG_FILES": float(len(s.logs)),
-                         "TOTAL_LOG_FILES_SIZE": float(s.log_bytes)}}
-            for s in self.slices], "version": 2}
-
-
-def delta_commits_since_compaction(table: Table) -> int:
-    """Delta commits completed after the latest compaction (Hudi's NUM_COMMITS count)."""
-    n = 0
-    for instant, action in reversed(table.completed_instants()):
-        if action == DELTA_COMMIT:
-            n += 1
-        elif action == COMMIT and table.read_commit(instant).get("operationType") == "COMPACT":
-            break
-    return n
 
 
 def plan(table: Table, snapshot: Snapshot, options: dict[str, Any]) -> CompactionPlan | None:
     """Every slice with log files, when the trigger (inline) or the caller (on demand,
-    ``options`` non-empty or ``force``) asks; None: nothing to do."""
-    if table.config.table_type != MERGE_ON_READ:
-        return None
-    if not options.get("force"):
-        cfg = table.write_config
-        if not cfg.compact_inline or delta_commits_since_compaction(table) < cfg.max_delta_commits:
-            return None
-    slices = tuple(s for _, s in sorted(snapshot.slices.items()) if s.logs)
-    return CompactionPlan(slices) if slices else None
+    ``options`` non-empty or ``force``) asks; None: nothing to do. The rule is
+    :func:`tableformat.compaction_plan.plan_compaction`, the simulator's too."""
+    return plan_compaction(snapshot, table.config.table_type, table.write_config,
+                           force=bool(options.get("force")))
 
 
 def execute(spark: SparkSession, table: Table, index: RecordIndex, the_plan: CompactionPlan,
@@ -121,10 +92,8 @@ def execute(spark: SparkSession, table: Table, index: RecordIndex, the_plan: Com
         stats = rows.mapPartitions(compact).collect()  # ok: one write stat per file slice
     finally:
         by_number.destroy()
-    return ServiceWork(stats=stats, operation_type="COMPACT",
-                       figures={"slices_compacted": len(slices),
-                                "log_files_compacted": sum(len(s.logs) for s in slices),
-                                "log_bytes_compacted": sum(s.log_bytes for s in slices)})
+    return ServiceWork(stats=stats, operation_type=COMPACT_OPERATION,
+                       figures=the_plan.figures())
 
 
 def write_compacted(table: Table, s: FileSlice, records: pa.Table, instant: str, token: str,
@@ -185,7 +154,11 @@ class Compaction:
 
     def service_figures(self, pending: PendingService, before: Snapshot,
                         after: Snapshot) -> dict[str, Any]:
-        return {}
+        """The log files and bytes the tasks read (counted by the reader), apart from
+        the row's files_read / bytes_read, which hold base and log files together."""
+        read = pending.work.read
+        return {"log_files_read": read.get("log_files_read", 0),
+                "log_bytes_read": read.get("log_bytes_read", 0)}
 
 
 def table_services(table: Table) -> tuple[TableService, ...]:

@@ -41,7 +41,7 @@ from tableformat.faults import CRASH_ENV, crash_if, fail_task_if_asked  # noqa: 
 from tableformat.hudi_log.names import LogFileName
 from tableformat.rows import WriteTotals, upsert_row
 from tableformat.table import UPSERT_STATS_SCHEMA, Snapshot, Table, TableConfig, stats_by_partition
-from tableformat.table_type import MERGE_ON_READ, TABLE_TYPE
+from tableformat.table_type import MERGE_ON_READ, TABLE_TYPE, insert_candidates, writes_log_file
 from tableformat.write_config import WriteConfig
 
 KEY_TYPES = (T.StringType,)
@@ -222,9 +222,8 @@ def plan_inserts(tagged: DataFrame, table: Table, snapshot: Snapshot, index: Rec
     counts = {r[0]: int(r[1]) for r in inserts.groupBy(part).count().collect()}  # ok: one
     avg = sizing.average_record_size(snapshot.commits, sizing_cfg)  # row per partition
     plans = {}
-    candidates = snapshot.in_partitions(counts)
-    if cfg.table_type == MERGE_ON_READ and not index.CAN_INDEX_LOG_FILES:
-        candidates = [s for s in candidates if not s.logs]
+    candidates = insert_candidates(snapshot.in_partitions(counts), cfg.table_type,
+                                   index.CAN_INDEX_LOG_FILES)
     files = sizing.file_sizes_by_partition(candidates)
     seq = len(snapshot.completed)  # this commit's place on the timeline
     for p, n in sorted(counts.items()):
@@ -284,10 +283,11 @@ def write_file_groups(planned: DataFrame, table: Table, index: RecordIndex, inst
 
     Copy-on-write: the group's base file is merged with its records into a new base
     file. Merge-on-read: the records are appended to a new log file of the group
-    (:func:`indexbench.log_writer.append_file_group`), except for the groups in
-    ``base_writes`` — for an index that cannot index log files, the groups its inserts
-    were planned into (new file groups, small base files without logs), which get a
-    base file as Hudi's delta commit writes them.
+    (:func:`indexbench.log_writer.append_file_group`) or written to a base file as
+    :func:`tableformat.table_type.writes_log_file` decides (the simulator's rule too):
+    ``base_writes`` are the groups the insert planner sent inserts to (new file groups,
+    small base files without logs), which get a base file when the index cannot index
+    log files, as Hudi's delta commit writes them.
 
     Executors get the previous slice of the file groups in the batch's ``partitions``
     only: what is broadcast grows with the partitions a batch touches, not the table.
@@ -296,7 +296,8 @@ def write_file_groups(planned: DataFrame, table: Table, index: RecordIndex, inst
     (so this instant's undo finds it, and the resize's completion or rollback too).
     """
     cfg = table.config
-    mor = cfg.table_type == MERGE_ON_READ
+    table_type = cfg.table_type
+    mor = table_type == MERGE_ON_READ
     data_cols = [c for c in planned.columns if c not in (FILE_ID_COL, BUCKET_COL, IS_DELETED)]
     data_schema = to_arrow_schema(planned.select(data_cols).schema)
     spec = MergeSpec(table.uri, instant, cfg.record_key_field, cfg.partition_field,
@@ -304,11 +305,11 @@ def write_file_groups(planned: DataFrame, table: Table, index: RecordIndex, inst
     prev_paths = {(s.partition, s.file_id): s.path for s in snapshot.in_partitions(partitions)}
     prev_paths.update({k: path for k, (path, _) in (pending or {}).items()})
     targets = log_targets(snapshot, partitions) if mor else {}
-    base_only = set(base_writes or ())
+    inserted = set(base_writes or ())  # groups the insert planner sent inserts to
     prev = spark.sparkContext.broadcast((prev_paths, targets))
     base_instants = {k: base for k, (_, base) in (pending or {}).items()}
     footer_fn = index.base_file_footer
-    log_index = index.CAN_INDEX_LOG_FILES  # else: a new file group gets a base file
+    log_index = index.CAN_INDEX_LOG_FILES
     block_format = table.write_config.log_block_format
     avro_schema = avro_schema_json(data_schema_json(planned.select(data_cols).schema),
                                    cfg.name) if mor else ""
@@ -327,7 +328,8 @@ def write_file_groups(planned: DataFrame, table: Table, index: RecordIndex, inst
         key = (partition, fid)
         paths, logs = prev.value
         base = base_instants.get(key)
-        if mor and base is None and key not in base_only and (log_index or key in logs):
+        if writes_log_file(table_type, log_index, key in logs, key in inserted,
+                           pending=base is not None):
             target = logs.get(key) or LogTarget(base_instant=instant)
             stat = append_file_group(spec, partition, fid, group, target, token,
                                      block_format, avro_schema, bucket)
@@ -458,8 +460,6 @@ def _write_instant(spark: SparkSession, table: Table, index: RecordIndex, snapsh
             planned, plan_counts, base_writes = plan_inserts(tagged, table, snapshot, index,
                                                              spark, release)
             counts.update(plan_counts)
-        if index.CAN_INDEX_LOG_FILES:
-            base_writes = set()  # inserts may go to logs too
         t1 = time.perf_counter()
         try:
             stats = write_file_groups(planned, table, index, instant, spark, snapshot,

@@ -80,13 +80,20 @@ def write_base_file(
     The Arrow schema blob is not stored: it would repeat the footer metadata (the bloom
     filter) a second time, base64-encoded; Hudi footers hold it once.
     """
-    table = table.replace_schema_metadata(None)
     with fs.open_output_stream(path) as out:
-        with pq.ParquetWriter(out, table.schema, compression="snappy",
-                              store_schema=False) as writer:
-            writer.write_table(table)
-            writer.add_key_value_metadata(footer)
+        encode_base_file(out, table, footer)
     return fs.get_file_info(path).size
+
+
+def encode_base_file(sink, table: pa.Table, footer: dict[str, str]) -> None:
+    """A base file's bytes into ``sink`` (a pyarrow output stream): the one encoding of
+    the writers and of the simulator's record-size sample (``indexbench.sim.record_size``),
+    so a modelled size is one of these bytes, not a guess."""
+    table = table.replace_schema_metadata(None)
+    with pq.ParquetWriter(sink, table.schema, compression="snappy",
+                          store_schema=False) as writer:
+        writer.write_table(table)
+        writer.add_key_value_metadata(footer)
 
 
 def _open(fs: pafs.FileSystem, path: str) -> CountingReader:

@@ -16,6 +16,7 @@ from typing import Any
 # Columns of the driver's rows that hold measured bytes or seconds in a real run; a
 # model fills them in sim. An index declares its own (``Metric(measured=True)``).
 MEASURED_ONLY = ("bytes_read", "bytes_written", "merge_bytes_read", "log_bytes_written",
+                 "log_bytes_compacted",
                  "write_amplification", "generate_s",
                  "validate_s", "precombine_s", "tag_s", "write_s",
                  "commit_s", "total_s", "shuffle_bytes", "shuffle_read_bytes",

@@ -183,6 +183,11 @@ class FileSlice:
     def total_bytes(self) -> int:
         return self.size_bytes + self.log_bytes
 
+    @property
+    def file_count(self) -> int:
+        """Files a merged read of the slice opens: its base file (if any) and its logs."""
+        return (self.path is not None) + len(self.logs)
+
     def with_log(self, log: LogFile) -> FileSlice:
         return replace(self, logs=(*self.logs, log),
                        num_records=self.num_records + log.num_records)

@@ -8,6 +8,8 @@ writes a new base file. See docs/table-format.md (merge-on-read).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from tableformat.errors import TableConfigError
 
 TABLE_TYPE = "hoodie.table.type"
@@ -31,3 +33,34 @@ def check_table_type(value: str) -> str:
 def short_name(table_type: str) -> str:
     """``cow`` / ``mor``: the label of a table type in rows, series and figures."""
     return {v: k for k, v in SHORT_NAMES.items()}[check_table_type(table_type)]
+
+
+def writes_log_file(table_type: str, can_index_log_files: bool, exists: bool,
+                    planned_inserts: bool, pending: bool = False) -> bool:
+    """Whether an upsert appends a file group's records to a new log file (True) or
+    writes it a base file (False): the one rule of the Spark driver and the simulator.
+
+    Hudi's ``BaseSparkDeltaCommitActionExecutor``: on merge-on-read, an index that can
+    index log files (``canIndexLogFiles``: the bucket indexes, dynamic-rli) appends
+    every file group's records, a new file group starting log-only. One that cannot
+    (bloom: its filters are in base-file footers) appends only updates to a file group
+    that exists; the file groups its inserts were planned into (new ones, and small base
+    files without logs, :func:`insert_candidates`) get a base file, merged with the
+    group's updates, so its lookups see every key. ``pending``: a file group not visible
+    yet (a consistent-hashing dual write), which is written as a base file on either
+    table type (docs/merge-on-read.md, where the harness differs)."""
+    if table_type != MERGE_ON_READ or pending:
+        return False
+    if can_index_log_files:
+        return True
+    return exists and not planned_inserts
+
+
+def insert_candidates(slices: Iterable, table_type: str, can_index_log_files: bool) -> list:
+    """The file slices an insert planner may top up (Hudi's small-file candidates):
+    on merge-on-read, an index that cannot index log files takes only slices without
+    log files (``SparkUpsertDeltaCommitPartitioner``): inserts into a slice with logs
+    would have to be appended to its log, where that index cannot find them."""
+    if table_type == MERGE_ON_READ and not can_index_log_files:
+        return [s for s in slices if not s.logs]
+    return list(slices)

@@ -1,6 +1,7 @@
 """Every workload preset runs end to end through ``indexbench compare`` for every index
 (tiny sizes); the tables satisfy every invariant, and ``indexbench sim`` — the same
-index cores over a model table, no Spark — reproduces the real run's counters exactly."""
+index cores over a model table, no Spark — reproduces the real run's counters exactly,
+on copy-on-write tables (every preset) and on merge-on-read tables (one compare)."""
 
 from __future__ import annotations
 
@@ -153,3 +154,83 @@ def test_sim_reproduces_small_file_top_up_exactly(spark, tmp_path):
         a = pd.to_numeric(real[col], errors="coerce").fillna(-1).tolist()
         assert a == pd.to_numeric(sim[col], errors="coerce").fillna(-1).tolist(), col
     assert real["false_positives"].sum() > 0
+
+
+# ---- merge-on-read: one real compare of every index, reproduced by the simulator ------
+# Counters every index moves on merge-on-read (log files, compactions), plus the ones
+# only some do here (bloom's top-up around logs, a resize's dual writes).
+EXACT_MOR = EXACT + ["log_files_written", "log_blocks_written", "records_in_logs",
+                     "log_files_in_table", "slices_compacted", "log_files_compacted",
+                     "small_files_topped_up", "small_file_inserts", "dual_written_records",
+                     "splits", "merges", "deletes"]
+MOR = {"hoodie.table.type": "MERGE_ON_READ", "hoodie.compact.inline.max.delta.commits": "2"}
+MOR_SIZES = {"initial_records": 1200, "batches": 3, "batch_size": 400}
+MOR_PARAMS = {
+    # every file small, room for 50 inserts each whatever its real bytes (the estimate
+    # stays the average record size): files without inserts get logs, and the next
+    # batch's top-up must skip them (tests/test_sim_mor.py checks that it matters)
+    "bloom": {**SMALL_FILTER, "hoodie.parquet.small.file.limit": str(10**12),
+              "hoodie.parquet.max.file.size": "25250000",
+              "hoodie.copyonwrite.record.size.estimate": "500000",
+              "hoodie.record.size.estimation.threshold": str(10**6),
+              "hoodie.copyonwrite.insert.auto.split": "false",
+              "hoodie.copyonwrite.insert.split.size": "100"},
+    "simple-bucket": PARAMS["simple-bucket"],
+    "multiple-rehash": PARAMS["multiple-rehash"],
+    "partition-bucket": PARAMS["partition-bucket"],
+    # every file group over 2 × 1 byte: one split of every node once base files exist
+    # (after the first compaction), dual-written for a commit, then no more (max 8)
+    "consistent-hashing": {"hoodie.bucket.index.num.buckets": "4",
+                           "hoodie.bucket.index.max.num.buckets": "8",
+                           "hoodie.parquet.max.file.size": "1"},
+    "dynamic-rli": PARAMS["dynamic-rli"],
+}
+
+
+@pytest.fixture(scope="module")
+def mor_run(spark, tmp_path_factory):
+    """The only real merge-on-read compare here (no report, no query phase: CI time)."""
+    from indexbench import api
+
+    return api.compare(None, "uniform", params={n: {**p, **MOR} for n, p in
+                                                MOR_PARAMS.items()},
+                       out=str(tmp_path_factory.mktemp("mor")), spark=spark,
+                       query_phase=False, **MOR_SIZES)
+
+
+def test_sim_reproduces_a_merge_on_read_run_exactly(mor_run):
+    """Every index in indexes.names() on a merge-on-read table: log files, records in
+    logs, compactions (which batches, slices, files read and written), bloom's base
+    files beside its logs, a resize over logs: the simulator's counters are the real
+    run's."""
+    real = mor_run
+    assert sorted(real["index"].unique()) == sorted(indexes.names())
+    assert (real["table_type"] == "mor").all()
+    sim = simulate_compare(None, "uniform", params={n: {**p, **MOR} for n, p in
+                                                    MOR_PARAMS.items()},
+                           write=False, parallelism=2, **MOR_SIZES)
+    key = ["index", "operation", "batch"]
+    real = real.sort_values(key, kind="stable").reset_index(drop=True)
+    sim = sim.sort_values(key, kind="stable").reset_index(drop=True)
+    assert real[key].astype(str).values.tolist() == sim[key].astype(str).values.tolist()
+    assert (sim["table_type"] == "mor").all()
+    for col in EXACT_MOR:
+        if col not in real.columns:
+            continue
+        a = pd.to_numeric(real[col], errors="coerce").fillna(-1).tolist()
+        b = pd.to_numeric(sim[col], errors="coerce").fillna(-1).tolist()
+        assert a == b, f"{col} real {a} != sim {b}"
+    # what the comparison covers: every index logged and compacted ...
+    up = real[real["operation"] == "upsert"]
+    for index in indexes.names():
+        mine = real[real["index"] == index]
+        assert (mine.loc[mine["operation"] == "upsert", "log_files_written"].iloc[1:] > 0).all()
+        assert (mine["operation"] == "compaction").any()
+    # ... bloom wrote base files beside its logs, and topped files up around them
+    bloom = up[up["index"] == "bloom"]
+    assert (bloom["files_written"] > bloom["log_files_written"]).all()
+    assert (bloom["small_file_inserts"].iloc[1:] > 0).all() and bloom["false_positives"].sum()
+    # ... multiple-rehash rescaled slices with logs, consistent-hashing resized over them
+    assert (real.loc[real["index"] == "multiple-rehash", "operation"] == "rescale").any()
+    ch = real[real["index"] == "consistent-hashing"]
+    assert (ch["dual_written_records"] > 0).any() and (ch["operation"] == "rescale").any()

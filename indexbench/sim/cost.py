@@ -32,8 +32,9 @@ row are 0, byte columns are read from ``model_<col>`` (simulated rows) or ``<col
             + rli_bytes_written / BW_w
     total   = tag + write + commit  ( = model_io_s + model_cpu_s + model_overhead_s )
 
-A rescale row (``operation == "rescale"``) has no tagging: ``model_tag_s`` is empty and
-the reads and hashing it counted are charged to its write phase, where they happen.
+A table service's row (``operation`` a rescale or a compaction: not an upsert or a
+delete) has no tagging: ``model_tag_s`` is empty and the reads and hashing it counted
+are charged to its write phase, where they happen.
 ``records_written`` falls back to ``inserts + updates + records_rewritten``.
 
 Known simplifications: no request-rate limits (S3's per-prefix 3,500 PUT / 5,500 GET per
@@ -109,10 +110,10 @@ class CostProfile:
     commit_files: int = 1
     parallelism: int = 0  # 0: the executor cores given to the model
     note: str = ""
-    # real bytes of a record in a base file over the simulator's column-width model of it
-    # (``calibrate``; 0: the model as is). Bloom's file sizing (small files, room per
-    # file) reads file bytes, so a calibrated size brings the simulator's top-up near the
-    # real run's; as a ratio it carries over to workloads of other record sizes.
+    # real bytes of base files over the simulator's model of them (``calibrate``; 0: the
+    # model as is, measured on a sample of the workload's rows by the writers' encoders,
+    # indexbench.sim.record_size). Bloom's file sizing (small files, room per file) reads
+    # file bytes; as a ratio it carries over to workloads of other record sizes.
     record_bytes_ratio: float = 0.0
 
     def __post_init__(self) -> None:
@@ -301,7 +302,9 @@ def _work(df: pd.DataFrame, prefer_model: bool) -> dict[str, np.ndarray]:
         w["records_written"] = (derived if given is None else given.fillna(derived)
                                 ).to_numpy(dtype=float)
     op = df["operation"] if "operation" in df.columns else pd.Series(None, index=df.index)
-    w["rescale"] = (op.astype("string").fillna("") == "rescale").to_numpy(dtype=float)
+    # a table service (a rescale, a resize, a compaction) tags nothing
+    w["rescale"] = (~op.astype("string").fillna("").isin(("upsert", "delete", ""))
+                    ).to_numpy(dtype=float)
     return w
 
 
@@ -460,15 +463,18 @@ def _r2(y: np.ndarray, pred: np.ndarray) -> float:
 
 
 def calibrate(metrics: pd.DataFrame, base: str = "local", *, cores: int | None = None,
-              modelled_record_bytes: float | None = None) -> tuple[CostProfile, dict[str, Any]]:
+              modelled_record_bytes: float | None = None,
+              modelled_file_bytes: float = 0.0) -> tuple[CostProfile, dict[str, Any]]:
     """Fit CPU, disk and overhead constants to a real run's measured seconds.
 
     Non-negative least squares of measured ``tag_s`` and ``write_s`` against the counted
     work of the same rows (same features as the model); ``commit_overhead_s`` is the median
     of ``commit_s`` left after the modelled commit I/O. Constants the data cannot separate
     (no such work, or collinear with a constant fitted first) keep ``base``'s value.
-    ``modelled_record_bytes``: the simulator's model of one record of the run's workload;
-    with it the real bytes per record are fitted too, as ``record_bytes_ratio``.
+    ``modelled_record_bytes`` (and ``modelled_file_bytes``): the simulator's model of a
+    base file of the run's workload, bytes per record (and per file); with it the ratio
+    of the real base-file bytes to the model's is fitted too, as ``record_bytes_ratio``
+    (rows that wrote log files are left out: their bytes are not base files').
     Returns the fitted profile and a report (R², residuals, rows used, what was kept).
     """
     base_prof = profile(base)
@@ -563,14 +569,22 @@ def calibrate(metrics: pd.DataFrame, base: str = "local", *, cores: int | None =
     if written is None or not written.notna().any():
         written = _numeric(metrics, "model_bytes_written")
     records = _numeric(metrics, "records_written")
+    files = _numeric(metrics, "files_written")
+    files = files.fillna(0.0) if files is not None else pd.Series(0.0, index=metrics.index)
+    keep = pd.Series(True, index=metrics.index)
+    logs = _numeric(metrics, "log_files_written")
+    if logs is not None:
+        keep &= logs.fillna(0) == 0
     sized = _numeric(metrics, "avg_record_size")  # rows whose inserts were sized by bytes
-    if written is not None and records is not None and sized is not None and sized.notna().any():
-        written, records = written[sized.notna()], records[sized.notna()]
+    if sized is not None and (sized.notna() & keep).any():
+        keep &= sized.notna()
+    if written is not None and records is not None:
+        written, records, files = written[keep], records[keep], files[keep]
     if not modelled_record_bytes:
         kept_base["record_bytes_ratio"] = "the run's workload (modelled record size) unknown"
     elif written is not None and records is not None and records.sum() > 0:
-        changes["record_bytes_ratio"] = float(written.sum() / records.sum()
-                                              / modelled_record_bytes)
+        modelled = records.sum() * modelled_record_bytes + files.sum() * modelled_file_bytes
+        changes["record_bytes_ratio"] = float(written.sum() / modelled)
     else:
         kept_base["record_bytes_ratio"] = "no bytes_written / records_written"
     fitted = replace(base_prof, name=f"{base_prof.name}-calibrated",

@@ -5,7 +5,10 @@ workload) are pre-combined to distinct key ordinals and fed in chunks to the ind
 simulator adapter (``index.simulator(model)``), which routes them with the index's own
 core over a :class:`~tableformat.model.ModelTable`. Rows are built by the same builder
 as real runs (:mod:`tableformat.rows`); byte and second figures are models and go to
-``model_*`` columns (seconds from :mod:`indexbench.sim.cost`).
+``model_*`` columns (seconds from :mod:`indexbench.sim.cost`, file sizes from
+:mod:`indexbench.sim.record_size`). On a merge-on-read table the file groups written
+get log files or base files, and compactions run, by the real driver's own rules
+(:func:`tableformat.table_type.writes_log_file`, :mod:`tableformat.compaction_plan`).
 """
 
 from __future__ import annotations
@@ -21,20 +24,24 @@ import pyarrow as pa
 
 import indexes
 import workloads
-from indexbench.sim import cost
+from indexbench.sim import cost, record_size
 from indexbench.workload_args import load_workload
-from indexes.simulation import SimBatch, SimChunk, SimOptions
+from indexes.simulation import GroupWrites, SimBatch, SimChunk, SimOptions
 from tableformat import metrics as m
+from tableformat.commit_metadata import COMMIT
+from tableformat.compaction_plan import COMPACT_OPERATION, COMPACTION_ROW, plan_compaction
 from tableformat.errors import IndexBenchError
-from tableformat.model import ModelTable
-from tableformat.rows import WriteTotals, as_modelled, upsert_row
+from tableformat.model import LogAppend, ModelTable
+from tableformat.rows import WriteTotals, as_modelled, service_row, upsert_row
+from tableformat.table import FileSlice
+from tableformat.table_type import short_name, writes_log_file
+from tableformat.write_config import WriteConfig
 from workloads import generator as G
 from workloads import keys as K
 
 CHUNK_ROWS = 4_000_000  # records per chunk handed to an adapter (bounded memory)
 EXACT_BLOOM_KEYS = 2_000_000  # bloom: real filters up to this many table keys
 KEY_BYTES = {"uuid": 36, "time-ordered": 20, "ycsb": 23}
-META_BYTES = 17 + 24 + 10 + 80  # commit time, seqno, partition path, file name (model)
 Progress = Callable[[dict[str, Any]], None]
 
 
@@ -64,10 +71,20 @@ class WorkloadKeys:
 
 
 def record_bytes(w: workloads.Workload) -> float:
-    """Modelled bytes of one record in a base file (uncompressed column widths)."""
-    ik = KEY_BYTES[w.key_format] if w.index_key_cardinality == 0 else \
-        2 + len(str(max(w.index_key_cardinality - 1, 0)))
-    return META_BYTES + 2 * KEY_BYTES[w.key_format] + 10 + 8 + ik + w.payload_bytes
+    """Modelled bytes of one more record in a base file (measured on a sample of the
+    workload's rows, :mod:`indexbench.sim.record_size`)."""
+    return record_size.measure(w).base_record
+
+
+def model_table(w: workloads.Workload, config: WriteConfig, ratio: float = 0.0
+                ) -> ModelTable:
+    """The model table of a run: its type, and the workload's record sizes as the
+    writers encode them (times a calibrated ``record_bytes_ratio``, if any)."""
+    rb = record_size.measure(w, config.log_block_format).scaled(ratio)
+    return ModelTable(rb.base_record, key_bytes=KEY_BYTES[w.key_format],
+                      file_bytes=rb.base_file, log_record_bytes=rb.log_record,
+                      log_file_bytes=rb.log_file, arrow_record_bytes=rb.arrow_record,
+                      table_type=config.resolved_type(None))
 
 
 def partition_names(w: workloads.Workload) -> list[str]:
@@ -139,6 +156,51 @@ def refuse_deletes(w: workloads.Workload) -> None:
             "run this workload on Spark (indexbench run/compare)")
 
 
+def write_groups(index, adapter, model: ModelTable, writes: GroupWrites, instant: str
+                 ) -> tuple[list[FileSlice], list[LogAppend], WriteTotals]:
+    """What the real driver's write tasks would write for ``writes``, as the model's
+    slices and log appends, with the totals of their write stats.
+
+    Per file group, :func:`tableformat.table_type.writes_log_file` decides, as in
+    :func:`indexbench.driver.write_file_groups`: a log file holds the group's records
+    (counted as Hudi's append handle counts them: all updates to a group that exists,
+    all inserts to a new one), a base file the group's base merged with them (inserts
+    and updates as found). The planned file groups of an index that plans inserts are
+    the ones its plan sent inserts to."""
+    snap = model.snapshot
+    can_log, plans = index.CAN_INDEX_LOG_FILES, not index.assigns_inserts
+    written: list[FileSlice] = []
+    logs: list[LogAppend] = []
+    inserts = updates = merge_files = merge_bytes = 0
+    for p, fid, ins, upd in zip(writes.partition, writes.file_id, writes.inserts,
+                                writes.updates, strict=True):
+        old = snap.slices.get((p, fid))
+        if writes_log_file(model.table_type, can_log, old is not None, plans and ins > 0):
+            logs.append(LogAppend(p, fid, ins + upd, ins))
+            inserts += 0 if old is not None else ins + upd
+            updates += ins + upd if old is not None else 0
+            continue
+        if old is not None:
+            merge_files += 1
+            merge_bytes += old.size_bytes
+        n = (old.num_records if old else 0) + ins
+        written.append(model.slice_of(p, fid, instant, n, adapter.file_index_bytes(p, fid, n)))
+        inserts += ins
+        updates += upd
+    log_bytes = sum(model.log_bytes(a.records) for a in logs)
+    log_records = sum(a.records for a in logs)
+    base_bytes = sum(s.size_bytes for s in written)
+    totals = WriteTotals(
+        files_written=len(written) + len(logs),
+        records_written=sum(s.num_records for s in written) + log_records,
+        inserts=inserts, updates=updates, bytes_written=base_bytes + log_bytes,
+        merge_files_read=merge_files, merge_bytes_read=merge_bytes,
+        log_files_written=len(logs), log_blocks_written=len(logs),
+        log_bytes_written=log_bytes,
+        incoming_bytes=(sum(writes.inserts) + sum(writes.updates)) * model.arrow_record_bytes)
+    return written, logs, totals
+
+
 def simulate_batch(index, adapter, model: ModelTable, w: workloads.Workload, b: int,
                    names: list[str], chunk_rows: int = CHUNK_ROWS) -> dict[str, Any]:
     """One upsert batch through the adapter; returns its metrics row (before the model
@@ -155,21 +217,8 @@ def simulate_batch(index, adapter, model: ModelTable, w: workloads.Workload, b: 
         touched.update(chunk.parts().tolist())
         adapter.add(chunk)
     writes = adapter.finish()
-    snap = model.snapshot
-    written, merge_files, merge_bytes = [], 0, 0
-    for p, fid, ins in zip(writes.partition, writes.file_id, writes.inserts, strict=True):
-        old = snap.slices.get((p, fid))
-        if old is not None:
-            merge_files += 1
-            merge_bytes += old.size_bytes
-        n = (old.num_records if old else 0) + ins
-        written.append(model.slice_of(p, fid, instant, n, adapter.file_index_bytes(p, fid, n)))
-    totals = WriteTotals(
-        files_written=len(written), records_written=sum(s.num_records for s in written),
-        inserts=sum(writes.inserts), updates=sum(writes.updates),
-        bytes_written=sum(s.size_bytes for s in written), merge_files_read=merge_files,
-        merge_bytes_read=merge_bytes)
-    model.commit(instant, written, extra=adapter.commit_extra())
+    written, logs, totals = write_groups(index, adapter, model, writes, instant)
+    model.commit(instant, written, extra=adapter.commit_extra(), logs=logs)
     index_after = adapter.after_commit(True)
     row = upsert_row(batch_no=b, instant=instant, input_records=rows, records=records,
                      partitions_touched=len(touched), counts=adapter.counts, writes=totals,
@@ -179,6 +228,35 @@ def simulate_batch(index, adapter, model: ModelTable, w: workloads.Workload, b: 
     row.update(index_after)
     row["sim_s"] = time.perf_counter() - t0
     return row
+
+
+def simulate_compaction(index, adapter, model: ModelTable, config: WriteConfig,
+                        batch_no: int | None, force: bool = False) -> list[dict[str, Any]]:
+    """The table type's service after a commit, as :mod:`indexbench.compaction` runs it:
+    when :func:`~tableformat.compaction_plan.plan_compaction` says so, every slice with
+    logs gets a base file of its merged records (file ids kept, the index's footer
+    modelled); one row, built by the same builder as the real compaction's."""
+    the_plan = plan_compaction(model.snapshot, model.table_type, config, force)
+    if the_plan is None:
+        return []
+    instant = model.new_instant()
+    written = []
+    for s in the_plan.slices:
+        n = model.merged_records(s.partition, s.file_id)
+        written.append(model.slice_of(s.partition, s.file_id, instant, n,
+                                      adapter.file_index_bytes(s.partition, s.file_id, n)))
+    model.commit(instant, written, action=COMMIT, operation=COMPACT_OPERATION)
+    writes = WriteTotals(files_written=len(written),
+                         records_written=sum(s.num_records for s in written),
+                         bytes_written=sum(s.size_bytes for s in written))
+    row = service_row(
+        operation=COMPACTION_ROW, batch_no=batch_no, instant=instant,
+        figures=the_plan.figures(), files_read=sum(s.file_count for s in the_plan.slices),
+        bytes_read=sum(s.total_bytes for s in the_plan.slices), writes=writes,
+        after=model.snapshot, timings={}, shuffle_bytes=0, shuffle_read_bytes=None,
+        spark_jobs=None)
+    row.update(index.table_metrics(model.snapshot))
+    return [row]
 
 
 def simulate(index: str = indexes.DEFAULT_INDEX, workload: str | workloads.Workload = "uniform", *,
@@ -193,11 +271,13 @@ def simulate(index: str = indexes.DEFAULT_INDEX, workload: str | workloads.Workl
     = "sim"), appended to ``out``'s metrics files."""
     w = load_workload(workload, batches, batch_size, initial_records, seed)
     refuse_deletes(w)
-    idx = indexes.get(index, **(params or {}))
+    params = dict(params or {})
+    config = WriteConfig.pop_from(params)  # the table's write configs (the table type)
+    idx = indexes.get(index, **params)
     parallelism = parallelism or os.cpu_count() or 1
     profile = cost.profile(storage, cores=parallelism)
-    model = ModelTable(record_bytes(w) * (profile.record_bytes_ratio or 1.0),
-                       key_bytes=KEY_BYTES[w.key_format])
+    model = model_table(w, config, profile.record_bytes_ratio)
+    table_type = short_name(model.table_type)
     options = SimOptions(
         seed=w.seed, table_keys=G.total_keys(w), exact_bloom_keys=exact_bloom_keys,
         parallelism=parallelism)
@@ -208,14 +288,16 @@ def simulate(index: str = indexes.DEFAULT_INDEX, workload: str | workloads.Workl
     out = out or os.path.join("out", f"{w.name}-sim-{run_id}")
     rows = m.existing_rows(out) if write else []
     base = {"run_id": run_id, "index": index, "workload": w.name, "run_mode": "sim",
-            "storage": profile.name}
+            "storage": profile.name, "table_type": table_type}
     mine = []
     for b in range(w.batches + 1):
         row = as_modelled({**base, **simulate_batch(idx, adapter, model, w, b, names,
                                                     chunk_rows)}, measured)
         row.update(cost.model_seconds(row, profile, cores=parallelism))
         mine.append(row)
-        for extra in adapter.table_services(b):
+        # inline services in the real runner's order: the index's, then the table type's
+        for extra in [*adapter.table_services(b),
+                      *simulate_compaction(idx, adapter, model, config, b)]:
             service = as_modelled({**base, **extra}, measured)
             service.update(cost.model_seconds(service, profile, cores=parallelism))
             mine.append(service)
@@ -232,7 +314,8 @@ def simulate(index: str = indexes.DEFAULT_INDEX, workload: str | workloads.Workl
         m.write_run_json(out, {"run_id": run_id, "command": "sim", "mode": "sim",
                                "storage": profile.name, "parallelism": parallelism,
                                "exact_bloom_keys": exact_bloom_keys, "workload": vars(w),
-                               "indexes": {index: idx.describe()}})
+                               "indexes": {index: idx.describe()},
+                               "table_types": {index: table_type}})
     return m.to_frame(mine)
 
 
@@ -266,10 +349,17 @@ def simulate_compare(indexes_: list[str] | None = None,
                            **options) for n, p in tasks]
     m.write_run_json(out, {"run_id": run_id, "command": "sim", "mode": "sim",
                            "workload": vars(w), "sweep": list(sweep or []),
-                           "indexes": {n: indexes.get(n, **(params or {}).get(n, {})).describe()
+                           "indexes": {n: _index_of(n, (params or {}).get(n)).describe()
                                        for n in names},
                            "storage": options.get("storage", "local")})
     return pd.concat(frames, ignore_index=True)
+
+
+def _index_of(name: str, params: dict[str, Any] | None):
+    """The index ``name`` with its parameters, the table's write configs set aside."""
+    params = dict(params or {})
+    WriteConfig.pop_from(params)
+    return indexes.get(name, **params)
 
 
 def _lane(tasks: list[tuple[str, workloads.Workload]],

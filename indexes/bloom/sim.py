@@ -19,7 +19,6 @@ insert batch's boundaries and no per-key state is held. Two bloom modes (``bloom
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -33,9 +32,11 @@ from indexes.bloom.core import (
     count_key_check,
     count_theory,
 )
+from indexes.bloom_filter.serialization import text_length
 from indexes.hashing import spark_murmur3_hash
 from indexes.simulation import GroupWrites, SimAdapter, SimBatch, SimChunk, SimOptions
 from tableformat import sizing
+from tableformat.table_type import insert_candidates
 
 
 @dataclass
@@ -254,7 +255,9 @@ class BloomSim(SimAdapter):
         snap = self.model.snapshot  # before this commit, as the driver's planner sees it
         avg = sizing.average_record_size(snap.commits, cfg)
         seq = len(snap.completed)  # this commit's place on the timeline (file ids)
-        sizes = sizing.file_sizes_by_partition(snap.slices.values())
+        # the driver's small-file candidates (on merge-on-read: base files without logs)
+        sizes = sizing.file_sizes_by_partition(insert_candidates(
+            snap.slices.values(), self.model.table_type, self.index.CAN_INDEX_LOG_FILES))
         for p in sorted(self.touched):
             pf = self.files.setdefault(p, PartitionFiles())
             n = len(pf.file_ids)
@@ -308,9 +311,11 @@ class BloomSim(SimAdapter):
 
     @lru_cache(maxsize=4096)  # noqa: B019 - one adapter per run, keyed by file fill
     def footer_bytes(self, num_records: int) -> int:
-        """Modelled footer text of a file's filter (Hudi's DYNAMIC_V0 grows in rows)."""
+        """Footer text of a file's filter (Hudi's DYNAMIC_V0 grows in rows): its length
+        from the serialization's layout, as the real index counts it (``indexBytes``)."""
         rows = len(self.template.row_counts_after(num_records))
-        return 4 * math.ceil(rows * math.ceil(self.template.bits_per_row / 8) / 3)
+        return text_length(self.index.params["filter_type"], rows,
+                           self.template.bits_per_row)
 
     def after_commit(self, ok: bool) -> dict[str, float]:
         return {"bloom_mode": self.mode}

@@ -36,6 +36,7 @@ __all__ = [
     "footer_entries",
     "footer_filter",
     "read_filter",
+    "text_length",
     "to_text",
 ]
 
@@ -102,6 +103,24 @@ def filter_bytes(type_code: str, rows: Sequence[Any], hash_type: int, policy: Dy
         + struct.pack(f">{len(rows)}q", *row_counts)
     )
     return b"".join(chunks)
+
+
+_HEADER = struct.calcsize(">iibi")
+_DYNAMIC_HEADER = struct.calcsize(">iii")
+_TRAILER = len(_TRAILER_MAGIC) + struct.calcsize(">idiqq?qi")
+
+
+def text_length(type_code: str, num_rows: int, num_bits: int) -> int:
+    """Characters of the footer text :func:`filter_bytes` + :func:`to_text` give a filter
+    of ``num_rows`` rows of ``num_bits`` bits, without building it (the simulator's
+    footer size: exact, at any table size)."""
+    row = (num_bits + 7) // 8
+    if type_code == SIMPLE:
+        raw = _HEADER + row
+    else:
+        raw = _HEADER + _DYNAMIC_HEADER + num_rows * (_HEADER + row)
+    raw += _TRAILER + 8 * num_rows
+    return 4 * ((raw + 2) // 3)
 
 
 def to_text(data: bytes) -> str:

@@ -39,6 +39,7 @@ class ConsistentHashingSim(SimAdapter):
         self.pending_children: dict[tuple[str, str], int] = {}  # records per child
         self.dual = {"records": 0, "files": 0, "bytes": 0.0}
         self.executed: list = []
+        self.read = (0, 0)  # files and bytes the pending resize's execution read
 
     def begin(self, batch: SimBatch) -> None:
         super().begin(batch)
@@ -141,6 +142,10 @@ class ConsistentHashingSim(SimAdapter):
         self.pending_children = self._children_of(sorted(plan.rings_after))
         self.executed = [model.slice_of(p, fid, plan.instant, n)
                          for (p, fid), n in sorted(self.pending_children.items()) if n]
+        # what the execution reads now: each input file slice, merged with its logs
+        inputs = [s for s in snap.in_partitions(sorted(plan.rings_after))
+                  if s.file_id in plan.input_file_ids().get(s.partition, set())]
+        self.read = (sum(s.file_count for s in inputs), sum(s.total_bytes for s in inputs))
         self.dual = {"records": 0, "files": 0, "bytes": 0.0}
         if self.index.params["pending_commits"] == 0:
             return [self.complete(batch_no)]
@@ -155,8 +160,6 @@ class ConsistentHashingSim(SimAdapter):
         before = model.snapshot
         parts = sorted(plan.rings_after)
         fill_before = partition_bucket_fill(before, parts)
-        inputs = [s for s in before.in_partitions(parts)
-                  if s.file_id in plan.input_file_ids().get(s.partition, set())]
         children = self._children_of(parts)
         written = [model.slice_of(p, fid, plan.instant, n)
                    for (p, fid), n in sorted(children.items()) if n]
@@ -175,8 +178,8 @@ class ConsistentHashingSim(SimAdapter):
             mode="resize", batch_no=batch_no, instant=plan.instant, factor=float("nan"),
             from_buckets=sum(plan.rings_before[p].num_buckets for p in parts),
             to_buckets=sum(plan.rings_after[p].num_buckets for p in parts),
-            partitions_touched=len(parts), files_read=len(inputs),
-            bytes_read=sum(s.size_bytes for s in inputs), writes=writes,
+            partitions_touched=len(parts), files_read=self.read[0],
+            bytes_read=self.read[1], writes=writes,
             after=model.snapshot, timings={}, shuffle_bytes=0, shuffle_read_bytes=None,
             spark_jobs=None, fill_before=fill_before,
             fill_after=partition_bucket_fill(model.snapshot, parts))

@@ -62,7 +62,7 @@ class MultipleRehashSim(BucketSim):
             b = bucket_of_file_id(s.file_id)
             new = np.concatenate(per_slice.get((s.partition, b), [np.empty(0, np.int64)]))
             frm, t = plan.counts[s.partition]
-            files_read += 1
+            files_read += s.file_count  # its base file and logs, read merged
             replaced.setdefault(s.partition, []).append(s.file_id)
             if mode == "rehash":
                 children = split_rows(new, b, frm, t, where=s.path)
@@ -87,9 +87,9 @@ class MultipleRehashSim(BucketSim):
             mode=mode, batch_no=batch_no, instant=instant, factor=plan.factor,
             from_buckets=plan.from_buckets, to_buckets=plan.to_buckets,
             partitions_touched=len(plan.counts), files_read=files_read,
-            bytes_read=sum(s.size_bytes for s in plan.slices), writes=writes,
+            bytes_read=sum(s.total_bytes for s in plan.slices), writes=writes,
             after=model.snapshot, timings={},
-            shuffle_bytes=0 if mode == "rehash" else sum(s.size_bytes for s in plan.slices),
+            shuffle_bytes=0 if mode == "rehash" else sum(s.total_bytes for s in plan.slices),
             shuffle_read_bytes=None, spark_jobs=None, fill_before=fill_before,
             fill_after=partition_bucket_fill(model.snapshot, list(plan.counts)))
         row.update(self.index.table_metrics(model.snapshot))
