@@ -10,7 +10,6 @@ import sys
 from typing import Any, NoReturn
 
 import pandas as pd
-from rich import box
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -81,52 +80,40 @@ def _sizes(text: str) -> list[int]:
             from None
 
 
-def _progress_bar(total: int):
+def _progress_bar(total: int, names: list[str]):
+    """A progress bar and the callback that prints each batch's line above it.
+
+    The bar counts batches by their number, per index: a resumed run (its first batches
+    already committed) or a sweep's next size moves it by the batches it skipped, so it
+    ends full."""
+    from indexbench.terminal import BatchLines
+
     progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(),
                         MofNCompleteColumn(), TimeElapsedColumn(), console=console)
+    lines = BatchLines(names)
+    last: dict[str, int] = {}
 
     def on_batch(row: dict[str, Any]) -> None:
-        if row.get("run_mode") == "peer":  # a peer: no index, so no tag phase or counters
-            progress.console.print(
-                f"  {row['index']:<14} batch {int(row['batch']):>3}  "
-                f"{int(row['records']):>9,} rec  merge {row['write_s']:6.2f}s  "
-                f"total {row['total_s']:6.2f}s  (peer: no index counters)")
-            progress.advance(task)
-            return
-        sim = row.get("tag_s") is None  # a simulated row: its seconds are modelled
-        tag, write = (row.get("model_tag_s"), row.get("model_write_s")) if sim else \
-            (row["tag_s"], row["write_s"])
-        # one line within 80 columns: index, batch, records, seconds, files read, FPs
-        progress.console.print(
-            f"  {row['index']:<15} {int(row['batch']):>3} {int(row['records']):>9,} rec "
-            f"{'~' if sim else ' '}tag {tag or 0:5.2f}s write {write or 0:5.2f}s "
-            f"read {int(row.get('files_read') or 0):>5} "
-            f"fp {int(row.get('false_positives') or 0):>7,}", soft_wrap=True)
-        progress.advance(task)
+        if not lines.header_printed:
+            progress.console.print(lines.header(), soft_wrap=True, highlight=False)
+            lines.header_printed = True
+        progress.console.print(lines.line(row), soft_wrap=True, highlight=False)
+        b, seen = int(row["batch"]), last.get(row["index"], -1)
+        progress.advance(task, b - seen if b > seen else b + 1)
+        last[row["index"]] = b
 
     task = progress.add_task("batches", total=total)
-    return progress, on_batch
+    return progress, on_batch, lambda: progress.update(task, completed=total)
 
 
 def _print_summary(df: pd.DataFrame) -> None:
     from indexbench.api import summary
+    from indexbench.terminal import LEGEND, summary_tables
 
-    s = summary(df)
-    t = RichTable(title="median per upsert batch (batches ≥ 1)")
-    t.add_column("metric", overflow="fold")  # wrap, never "…": names a user types
-    for name in s.index:
-        t.add_column(str(name), justify="right", overflow="fold")
-    for col in s.columns:
-        t.add_row(col, *[_fmt(v) for v in s[col]])
-    console.print(t)
-
-
-def _fmt(v: Any) -> str:
-    if v is None or (isinstance(v, float) and pd.isna(v)):
-        return "—"
-    if isinstance(v, float) and not v.is_integer():
-        return f"{v:.3g}" if abs(v) < 1 else f"{v:,.2f}"
-    return f"{int(v):,}"
+    for table in summary_tables(summary(df), console.width):
+        console.print()
+        console.print(table)
+    console.print(LEGEND, style="dim", highlight=False)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -138,11 +125,12 @@ def cmd_run(args: argparse.Namespace) -> int:
     check_indexes([args.index], sets)
     run_id = new_run_id()
     out = args.out or api.default_out(w.name, run_id)
-    progress, on_batch = _progress_bar(w.batches + 1)
+    progress, on_batch, done = _progress_bar(w.batches + 1, [args.index])
     with progress:
         df = api.run(args.index, w, params=sets[args.index], master=args.master,
                      table=args.table, out=out, progress=on_batch, run_id=run_id,
                      notify=progress.console.print)
+        done()
     _print_summary(df)
     console.print(f"metrics: {out}/metrics.parquet")
     return 0
@@ -162,12 +150,15 @@ def cmd_compare(args: argparse.Namespace) -> int:
     check_indexes(names, sets)
     run_id = new_run_id()
     out = args.out or api.default_out(w.name, run_id)
-    progress, on_batch = _progress_bar((w.batches + 1) * (len(names) + len(peer_names)))
+    progress, on_batch, done = _progress_bar(
+        (w.batches + 1) * (len(names) + len(peer_names)),
+        names + [peers.get(p).SERIES for p in peer_names])
     with progress:
         df = api.compare(names, w, params={n: sets.get(n, {}) for n in names}, out=out,
                          master=args.master, progress=on_batch, peers=peer_names,
                          run_id=run_id, notify=progress.console.print,
                          query_phase=args.query)
+        done()
     _print_summary(df)
     if args.query:
         _print_queries(df[df["operation"] == "query"])
@@ -207,12 +198,14 @@ def cmd_sim(args: argparse.Namespace) -> int:
     check_indexes(names, sets)  # one clear error before anything runs
     run_id = new_run_id()
     out = args.out or f"out/{w.name}-sim-{run_id}"
-    progress, on_batch = _progress_bar((w.batches + 1) * len(names) * len(args.sweep or [1]))
+    progress, on_batch, done = _progress_bar(
+        (w.batches + 1) * len(names) * len(args.sweep or [1]), names)
     with progress:
         df = api.sim(names, w, params={n: sets.get(n, {}) for n in names}, out=out,
                      storage=args.storage, exact_bloom_keys=args.exact_bloom_keys,
                      parallelism=args.parallelism, progress=on_batch, sweep=args.sweep,
                      jobs=args.jobs, run_id=run_id)
+        done()
     _print_summary(df)
     console.print(f"metrics: {out}/metrics.parquet")
     if not args.no_report:
@@ -220,35 +213,13 @@ def cmd_sim(args: argparse.Namespace) -> int:
     return 0
 
 
-LOOKUP_COLUMNS = [("keys", "keys"), ("keys_found", "found"), ("files_read", "files"),
-                  ("fp_file_reads", "fp files"), ("latency_p50_s", "p50 s"),
-                  ("latency_p99_s", "p99 s")]
-SCAN_COLUMNS = [("shuffle_bytes", "shuffle B"), ("has_exchange", "exch."),
-                ("result_rows", "rows"), ("total_s", "s")]
-
-
 def _print_queries(df: pd.DataFrame) -> None:
-    """Two tables within 80 columns: lookups per index (latency per key batch), and the
-    group-by/join per index and plan."""
-    for kind, cols, title in (
-            ("lookup", LOOKUP_COLUMNS, "point lookups (latency per key batch)"),
-            ("scan", SCAN_COLUMNS, "group-by and join on the index key")):
-        rows = df[(df["query"] == "lookup") == (kind == "lookup")]
-        if rows.empty:
-            continue
-        # no column rules or edge padding: a row fits 80 columns
-        t = RichTable(title=title, box=box.SIMPLE_HEAD, pad_edge=False)
-        t.add_column("index", no_wrap=True)
-        if kind == "scan":
-            t.add_column("query", no_wrap=True)
-            t.add_column("plan", no_wrap=True)
-        for _, h in cols:
-            t.add_column(h, justify="right", no_wrap=True)
-        for _, r in rows.iterrows():
-            head = [str(r["index"])] + ([str(r["query"]), str(r["plan"])] if kind == "scan"
-                                        else [])
-            t.add_row(*head, *[_fmt(r.get(c)) for c, _ in cols])
-        console.print(t)
+    """Lookups per index, then group-by/join per index and plan, within the terminal."""
+    from indexbench.terminal import query_tables
+
+    for table in query_tables(df, console.width):
+        console.print()
+        console.print(table)
 
 
 def query_out_dir(tables: list[str], run_id: str) -> str:

@@ -21,6 +21,7 @@ from reports import figures as F
 from reports import style
 from reports.data import RunData, is_sim, load
 from reports.query import has_queries, query_figure, query_table
+from tableformat.metrics import is_count_column
 
 
 @dataclass(frozen=True)
@@ -153,7 +154,10 @@ def index_summary(g: pd.DataFrame) -> pd.DataFrame:
             and pd.api.types.is_numeric_dtype(up[c]) and up[c].notna().any()]
     rows = {}
     for c in cols:
-        rows[c] = {MEDIAN_COL: later[c].median(),
+        median = later[c].median()
+        if is_count_column(c) and pd.notna(median):  # a count's median is a count
+            median = math.floor(median + 0.5)
+        rows[c] = {MEDIAN_COL: median,
                    TOTAL_COL: up[c].sum() if _additive(c) else float("nan"),
                    "last batch": up[c].iloc[-1] if len(up) else float("nan")}
     return pd.DataFrame.from_dict(rows, orient="index")

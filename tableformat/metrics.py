@@ -17,6 +17,7 @@ from importlib import metadata as importlib_metadata
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from tableformat.rows import MEASURED_ONLY
@@ -146,7 +147,8 @@ SUMMARY_COLUMNS = ["tag_s", "write_s", "total_s", "files_read", "bytes_read",
 
 
 def summary(df: pd.DataFrame) -> pd.DataFrame:
-    """Median per index of the upsert batches after the initial load (batch ≥ 1)."""
+    """Median per index of the upsert batches after the initial load (batch ≥ 1); the
+    median of a count (:func:`is_count_column`) is rounded to a whole number, half up."""
     if "operation" in df.columns:  # rescale rows are not upsert batches
         df = df[df["operation"].fillna("upsert") == "upsert"]
     upserts = df[(df["batch"] >= 1)] if (df["batch"] >= 1).any() else df
@@ -154,4 +156,19 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
     # simulated series: their seconds and bytes are modelled (model_* columns)
     cols += [f"model_{c}" for c in ("tag_s", "write_s", "total_s", "bytes_read")
              if f"model_{c}" in df.columns]
-    return upserts.groupby("index", sort=False)[cols].median()
+    medians = upserts.groupby("index", sort=False)[cols].median()
+    for col in cols:  # a count's median is a count: 10,847.5 false positives read 10,848
+        if is_count_column(col):
+            medians[col] = np.floor(medians[col] + 0.5)
+    return medians
+
+
+# Suffixes of the columns that are not counts (seconds, rates, means and ratios).
+NOT_COUNT_SUFFIXES = ("_s", "_rate", "_mean", "_cov", "_per_key", "_per_file", "_theory",
+                      "_ratio")
+
+
+def is_count_column(name: str) -> bool:
+    """Whether a metrics column counts things (records, files, bytes, probes): its
+    median is shown as a whole number. Seconds, rates, means and ratios are not."""
+    return not name.endswith(NOT_COUNT_SUFFIXES)
