@@ -15,6 +15,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table as RichTable
 
+from indexbench.preflight import check_out_dir, check_out_file
 from tableformat.metrics import new_run_id
 
 console = Console()
@@ -29,11 +30,16 @@ def parse_sets(values: list[str] | None) -> dict[str, dict[str, str]]:
     import indexes
     from indexes.base import refuse_global
     from tableformat.errors import IndexBenchError
+    from tableformat.suggest import did_you_mean
 
     out: dict[str, dict[str, str]] = {n: {} for n in indexes.names()}
+    every_key = [k for n in out for k in indexes.index_class(n).param_keys()]
     for item in values or []:
         target, sep, rest = item.partition(":")
-        if sep and target in out and "=" in rest:
+        if sep and "=" in rest and "=" not in target:  # INDEX:KEY=VALUE
+            if target not in out:
+                raise IndexBenchError(f"--set {item}: unknown index {target!r}"
+                                      f"{did_you_mean(target, out)} (`indexbench list`)")
             key, _, value = rest.partition("=")
             out[target][key.strip()] = value.strip()
             continue
@@ -43,7 +49,9 @@ def parse_sets(values: list[str] | None) -> dict[str, dict[str, str]]:
         owners = [n for n in out if key.strip() in indexes.index_class(n).param_keys()]
         if not owners:
             refuse_global(key.strip(), value)
-            raise IndexBenchError(f"--set {key}: no index has this parameter")
+            raise IndexBenchError(f"--set {key}: no index has this parameter"
+                                  f"{did_you_mean(key.strip(), every_key)}; `indexbench "
+                                  "list` shows every index's parameters")
         for n in owners:
             out[n][key.strip()] = value.strip()
     return out
@@ -69,6 +77,39 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--set", action="append", metavar="KEY=VALUE", dest="sets",
                    help="index parameter, e.g. hoodie.bucket.index.num.buckets=64 "
                         "(prefix with INDEX: to aim at one index); repeatable")
+
+
+# the workload fields the command line sets, by the flag a user types
+SIZE_FLAGS = {"batches": "--batches", "batch_size": "--batch-size",
+              "initial_records": "--initial-records", "seed": "--seed"}
+
+
+def _workload(args: argparse.Namespace):
+    """The command's workload with its size flags; a refused value names the flag typed
+    (``--batch-size: must be >= 0, got -5``), not the workload field."""
+    from indexbench.workload_args import load_workload
+    from tableformat.errors import IndexBenchError
+
+    try:
+        return load_workload(args.workload, args.batches, args.batch_size,
+                             args.initial_records, args.seed)
+    except ValueError as exc:
+        field, sep, rest = str(exc).partition(":")
+        if sep and field in SIZE_FLAGS and getattr(args, field, None) is not None:
+            raise IndexBenchError(f"{SIZE_FLAGS[field]}:{rest}") from None
+        raise
+
+
+def _index_name(text: str) -> str:
+    """``--index``: a registered name; a typo gets the closest ones."""
+    import indexes
+    from tableformat.errors import IndexBenchError
+
+    try:
+        indexes.index_class(text)
+    except IndexBenchError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
 
 
 def _sizes(text: str) -> list[int]:
@@ -119,12 +160,12 @@ def _print_summary(df: pd.DataFrame) -> None:
 def cmd_run(args: argparse.Namespace) -> int:
     from indexbench import api
 
-    w = api.load_workload(args.workload, args.batches, args.batch_size,
-                          args.initial_records, args.seed)
+    w = _workload(args)
     sets = parse_sets(args.sets)
     check_indexes([args.index], sets)
     run_id = new_run_id()
     out = args.out or api.default_out(w.name, run_id)
+    _check_targets(out, {args.index: args.table}, sets)
     progress, on_batch, done = _progress_bar(w.batches + 1, [args.index])
     with progress:
         df = api.run(args.index, w, params=sets[args.index], master=args.master,
@@ -144,12 +185,12 @@ def cmd_compare(args: argparse.Namespace) -> int:
         api.default_compare_indexes()
     peer_names = peers.parse(args.peers)
     peers.check(peer_names)  # a missing package: one clear error before anything runs
-    w = api.load_workload(args.workload, args.batches, args.batch_size,
-                          args.initial_records, args.seed)
+    w = _workload(args)
     sets = parse_sets(args.sets)
     check_indexes(names, sets)
     run_id = new_run_id()
     out = args.out or api.default_out(w.name, run_id)
+    _check_targets(out, dict.fromkeys(names), sets)
     progress, on_batch, done = _progress_bar(
         (w.batches + 1) * (len(names) + len(peer_names)),
         names + [peers.get(p).SERIES for p in peer_names])
@@ -167,6 +208,19 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if not args.keep_tables:
         console.print(f"tables: removed {_remove_tables(out) / 2**20:,.1f} MiB ({out}/tables)")
     return 0
+
+
+def _check_targets(out: str, tables: dict[str, str | None],
+                   sets: dict[str, dict[str, str]]) -> None:
+    """Before Spark starts: ``out`` can hold the metrics, and each index's table (its
+    ``--table``, else ``<out>/tables/<index>``) can be created, or reopened by this index
+    with these parameters."""
+    from indexbench.preflight import check_table
+
+    check_out_dir(out)
+    for name, table in tables.items():
+        check_table(table or os.path.join(out, "tables", name), name, sets.get(name),
+                    flag="--table" if table else "--out")
 
 
 def _remove_tables(out: str) -> int:
@@ -192,12 +246,12 @@ def cmd_sim(args: argparse.Namespace) -> int:
                               "(--parallelism sets the modelled executor cores)")
     names = [n.strip() for n in (args.indexes or args.index or ",".join(indexes.names()))
              .split(",")]
-    w = api.load_workload(args.workload, args.batches, args.batch_size,
-                          args.initial_records, args.seed)
+    w = _workload(args)
     sets = parse_sets(args.sets)
     check_indexes(names, sets)  # one clear error before anything runs
     run_id = new_run_id()
     out = args.out or f"out/{w.name}-sim-{run_id}"
+    check_out_dir(out)
     progress, on_batch, done = _progress_bar(
         (w.batches + 1) * len(names) * len(args.sweep or [1]), names)
     with progress:
@@ -232,9 +286,13 @@ def query_out_dir(tables: list[str], run_id: str) -> str:
 
 
 def cmd_query(args: argparse.Namespace) -> int:
+    import indexes
     from indexbench import api
     from indexbench.query.runner import plan_queries
+    from indexbench.terminal import fmt_seconds
     from tableformat.errors import IndexBenchError
+
+    width = max(len(n) for n in indexes.names())
 
     sizes = [o for o, v in (("--batches", args.batches), ("--batch-size", args.batch_size),
                             ("--initial-records", args.initial_records),
@@ -242,20 +300,20 @@ def cmd_query(args: argparse.Namespace) -> int:
     if sizes and args.workload is None:
         raise IndexBenchError(f"{', '.join(sizes)} describe the workload: give --workload "
                               "too (without it, the run's run.json is read)")
-    w = None if args.workload is None else api.load_workload(
-        args.workload, args.batches, args.batch_size, args.initial_records, args.seed)
+    w = None if args.workload is None else _workload(args)
     # everything refusable is refused here, before Spark starts (exit 2)
     plan_queries(args.tables, args.queries, keys=args.keys, batch_keys=args.batch_keys,
                  join_with=args.join_with, repeat=args.repeat, workload=w)
     run_id = new_run_id()
     out = args.out or query_out_dir(args.tables, run_id)
+    check_out_dir(out)
     df = api.query(args.tables, args.queries, keys=args.keys, batch_keys=args.batch_keys,
                    join_with=args.join_with, repeat=args.repeat, workload=w, out=out,
                    master=args.master,
                    run_id=run_id,
                    progress=lambda r: console.print(
-                       f"  {r['index']:<15} {r['query']:<7} {r['plan']:<12} "
-                       f"{r['total_s']:6.2f}s"))
+                       f"  {r['index']:<{width}} {r['query']:<7} {r['plan']:<12} "
+                       f"{fmt_seconds(r['total_s']):>7}", highlight=False))
     _print_queries(df)
     console.print(f"metrics: {out}/metrics.parquet")
     return 0
@@ -264,6 +322,8 @@ def cmd_query(args: argparse.Namespace) -> int:
 def cmd_calibrate(args: argparse.Namespace) -> int:
     from indexbench import api
 
+    if args.out:
+        check_out_file(args.out)
     profile, fit = api.calibrate(args.run_dir, out=args.out, base=args.base,
                                  cores=args.cores)
     t = RichTable(title=f"cost profile fitted to {args.run_dir} (base {args.base})")
@@ -281,9 +341,15 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
 
 def cmd_report(args: argparse.Namespace) -> int:
     from indexbench import api
+    from tableformat.errors import IndexBenchError
+    from tableformat.metrics import metrics_file
 
     if not args.dirs and not args.asv:
-        raise SystemExit("indexbench report: give metrics DIR(s) and/or --asv RESULTS_DIR")
+        raise IndexBenchError("indexbench report: give metrics DIR(s) and/or --asv RESULTS_DIR")
+    for d in args.dirs:  # each refused in one line before any figure is drawn
+        metrics_file(d)
+    if args.out:
+        check_out_dir(args.out)
     page = api.report(args.dirs, out=args.out, asv_results=args.asv, strict=args.strict)
     console.print(f"report: {page}")
     return 0
@@ -362,6 +428,8 @@ def cmd_rescale(args: argparse.Namespace) -> int:
     from indexbench.rescale import rescale_table
 
     options = {dest: getattr(args, dest) for dest in indexes.command_options("rescale")}
+    if args.out:
+        check_out_dir(args.out)
     row = rescale_table(args.table, out=args.out, master=args.master, dry_run=args.dry_run,
                         **options)
     if args.dry_run:
@@ -396,7 +464,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="indexbench", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     p = _command(sub, "run", help="run a workload through one index")
-    p.add_argument("--index", required=True, choices=indexes.names())
+    p.add_argument("--index", required=True, type=_index_name,
+                   help=f"one of {', '.join(indexes.names())}")
     p.add_argument("--table", help="table path or URI (default <out>/tables/<index>)")
     _add_run_options(p)
     p.set_defaults(func=cmd_run)

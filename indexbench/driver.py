@@ -22,10 +22,10 @@ from pyspark.sql import types as T
 from pyspark.sql.pandas.types import to_arrow_schema
 
 from indexbench.failed_write import safely, undone_on_failure
+from indexbench.preflight import check_table_identity
 from indexbench.spark import shuffle_partitions_for
 from indexbench.writer import WRITE_STATS_ARROW, WRITE_STATS_SCHEMA, MergeSpec, merge_file_group
 from indexes import get as get_index
-from indexes import index_class
 from indexes.base import BUCKET_COL, FILE_ID_COL, CommitContext, RecordIndex, TagContext
 from indexes.counters import new_counters
 from tableformat import partition_path, sizing
@@ -34,7 +34,6 @@ from tableformat.basefile import IS_DELETED
 from tableformat.commit_metadata import SPARK_SCHEMA_KEY
 from tableformat.errors import (
     InvalidBatchError,
-    TableConfigError,
 )
 from tableformat.faults import CRASH_ENV, crash_if, fail_task_if_asked  # noqa: F401
 from tableformat.rows import WriteTotals, upsert_row
@@ -59,22 +58,9 @@ def open_table(uri: str, index_name: str, explicit_params: dict[str, Any] | None
     """Create or open a table for ``index_name``; the table's stored parameters win
     unless a parameter is given explicitly with another value (then it is an error)."""
     explicit = dict(explicit_params or {})
-    cls = index_class(index_name)
     table = Table(uri)
     if table.exists():
-        have = table.config
-        if have.index_name != index_name:
-            raise TableConfigError(
-                f"table {uri} was created with index {have.index_name!r}, not {index_name!r}; "
-                "use another --table path")
-        stored = {k: v for k, v in have.index_params.items() if k in cls.param_keys()}
-        index = cls(**stored)
-        want = cls(**{**stored, **explicit}).table_params()
-        for key, value in want.items():
-            if stored.get(key) != value:
-                    raise TableConfigError(
-                    f"table {uri} was created with {key}={stored.get(key)!r}; "
-                    f"it cannot be changed to {value!r}")
+        index = check_table_identity(table, index_name, explicit)
     else:
         index = get_index(index_name, **explicit)
     config = TableConfig(

@@ -24,6 +24,7 @@ from indexes.lookup import Candidates, scan_candidates
 from tableformat.errors import IndexBenchError
 from tableformat.fs import IOStats
 from tableformat.sizing import SizingConfig
+from tableformat.suggest import did_you_mean
 
 # Columns the tagging adds to a batch (dropped before the data is written).
 FILE_ID_COL = "_hoodie_file_id"
@@ -227,8 +228,9 @@ class RecordIndex(ABC):
             if p is None:
                 refuse_global(name, value)
                 raise IndexBenchError(
-                    f"unknown parameter {name!r} for index {self.name}; "
-                    f"known: {', '.join(sorted(by_key))}")
+                    f"unknown parameter {name!r} for index {self.name}"
+                    f"{did_you_mean(name, by_key)}; known: {', '.join(sorted(by_key))} "
+                    "(`indexbench list` shows each with its default)")
             values[p.name] = p.parse(value)
         self.params = values
         self.validate()

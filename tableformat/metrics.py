@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from tableformat.errors import IndexBenchError
 from tableformat.rows import MEASURED_ONLY
 
 CONTRACT_COLUMNS = [
@@ -89,17 +90,45 @@ def existing_rows(out_dir: str | os.PathLike) -> list[dict[str, Any]]:
     return pd.read_parquet(p).to_dict("records") if p.exists() else []
 
 
-def read_metrics(path: str | os.PathLike) -> pd.DataFrame:
-    """Read a metrics directory (or file) and check it against the contract."""
+METRICS_DIR = ("a metrics directory holds metrics.parquet or metrics.csv, as `indexbench "
+               "run`, `compare`, `sim` and `query` write them under --out")
+
+
+def metrics_file(path: str | os.PathLike) -> Path:
+    """The metrics file of a directory (parquet preferred), or ``path`` itself when it
+    names a ``.parquet``/``.csv`` file; anything else is refused saying what a metrics
+    directory is (``indexbench report README.md`` is not a pandas parser error)."""
     p = Path(path)
     if p.is_dir():
-        p = p / "metrics.parquet" if (p / "metrics.parquet").exists() else p / "metrics.csv"
+        for name in ("metrics.parquet", "metrics.csv"):
+            if (p / name).exists():
+                return p / name
+        raise IndexBenchError(f"{path}: no metrics.parquet or metrics.csv in this directory; "
+                              f"{METRICS_DIR}")
     if not p.exists():
-        raise FileNotFoundError(f"no metrics.parquet or metrics.csv in {path}")
-    df = pd.read_parquet(p) if p.suffix == ".parquet" else pd.read_csv(p)
+        raise IndexBenchError(f"{path}: no such directory; {METRICS_DIR}")
+    if p.suffix not in (".parquet", ".csv"):
+        raise IndexBenchError(f"{path}: a file, not a metrics directory; {METRICS_DIR}")
+    return p
+
+
+def read_metrics_file(p: Path) -> pd.DataFrame:
+    """A metrics file's rows; a file that does not parse is refused in one line."""
+    try:
+        return pd.read_parquet(p) if p.suffix == ".parquet" else pd.read_csv(p)
+    except Exception as exc:  # noqa: BLE001 (pyarrow's and pandas' parser errors vary)
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise IndexBenchError(f"{p}: not a metrics file ({first}); {METRICS_DIR}") from None
+
+
+def read_metrics(path: str | os.PathLike) -> pd.DataFrame:
+    """Read a metrics directory (or file) and check it against the contract."""
+    p = metrics_file(path)
+    df = read_metrics_file(p)
     missing = [c for c in CONTRACT_COLUMNS if c not in df.columns]
     if missing:
-        raise ValueError(f"{p}: not a metrics file of this contract, missing columns: {missing}")
+        raise IndexBenchError(f"{p}: not a metrics file of this contract, missing columns: "
+                              f"{missing}")
     return df
 
 
