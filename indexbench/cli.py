@@ -563,7 +563,30 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Exit codes: 0 done, 1 a violated invariant or a failed run, 2 a usage or input
-    error, 130 interrupted; errors are one line on stderr (``--verbose`` adds tracebacks)."""
+    error, 130 interrupted; errors are one line on stderr (``--verbose`` adds tracebacks).
+    A Ctrl-C at any point, parsing included, prints the one line of :mod:`interrupt`."""
+    from indexbench import interrupt
+
+    interrupt.interrupted.clear()  # an earlier in-process command's interrupt
+    try:
+        with interrupt.quiet_after_interrupt(verbose=_wants_verbose(argv)):
+            try:
+                return _main(argv)
+            except KeyboardInterrupt:
+                return _interrupted()
+    except KeyboardInterrupt:  # a second Ctrl-C before the handler was installed
+        return _interrupted()
+    finally:
+        interrupt.join_cancel()
+
+
+def _wants_verbose(argv: list[str] | None) -> bool:
+    return "--verbose" in (sys.argv[1:] if argv is None else argv) or \
+        bool(os.environ.get("INDEXBENCH_VERBOSE"))
+
+
+def _main(argv: list[str] | None) -> int:
+    from indexbench import interrupt
     from tableformat.errors import IndexBenchError, WriteFailedError
 
     args = build_parser().parse_args(argv)
@@ -572,17 +595,12 @@ def main(argv: list[str] | None = None) -> int:
         env["INDEXBENCH_VERBOSE"] = "1"
     saved = {k: os.environ.get(k) for k in env}
     os.environ.update(env)
-    if "indexbench.spark" in sys.modules:  # an earlier in-process command's interrupt
-        sys.modules["indexbench.spark"].interrupted.clear()
     quiet_py4j = logging.NullHandler()  # py4j logs tracebacks to the root logger
     logging.getLogger().addHandler(quiet_py4j)
     try:
         return args.func(args)
-    except KeyboardInterrupt:
-        return _interrupted()
     except Exception as exc:  # noqa: BLE001 (a failed Spark job, a bug: one line, exit 1)
-        session = sys.modules.get("indexbench.spark")  # not imported: Spark never ran
-        if session is not None and session.interrupted.is_set():
+        if interrupt.interrupted.is_set():
             return _interrupted()  # raised while Ctrl-C unwound through py4j calls
         if isinstance(exc, WriteFailedError):
             _error(exc, args.verbose)
@@ -602,7 +620,10 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _interrupted() -> int:
-    errors.print("interrupted; the unfinished instant will be rolled back by the next run")
+    from indexbench import interrupt
+
+    interrupt.interrupted.set()  # from here on, nothing but the line below is printed
+    errors.print(interrupt.MESSAGE, highlight=False, soft_wrap=True)
     return 130
 
 

@@ -19,14 +19,27 @@ from tableformat.errors import IndexBenchError
 
 
 def check_out_dir(path: str, flag: str = "--out") -> None:
-    """``path`` is, or is now created as, a writable local directory (creating it is the
-    one test every file system answers truthfully: a read-only mount, ``/proc``)."""
+    """``path`` is, or can be created as, a writable local directory. A missing one is
+    created and removed again: the one test every file system answers truthfully (a
+    read-only mount, ``/proc``), and a command refused later leaves nothing behind."""
     _check_local(path, flag, want_dir=True)
+    full = os.path.abspath(path)
+    missing = []
+    while not os.path.exists(full):
+        missing.append(full)
+        full = os.path.dirname(full)
     try:
-        os.makedirs(path, exist_ok=True)
+        for folder in reversed(missing):
+            os.mkdir(folder)
     except OSError as exc:
         raise IndexBenchError(f"{flag} {path}: cannot create it ({exc.strerror or exc})"
                               ) from None
+    finally:
+        for folder in missing:  # deepest first
+            try:
+                os.rmdir(folder)
+            except OSError:
+                pass
 
 
 def check_out_file(path: str, flag: str = "--out") -> None:

@@ -280,6 +280,13 @@ def _lane(tasks: list[tuple[str, workloads.Workload]],
             for n, p in tasks]
 
 
+def _ignore_sigint() -> None:
+    """A simulator worker's initializer: Ctrl-C is the parent's to answer."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def _parallel(tasks: list[tuple[str, workloads.Workload]], jobs: int,
               params: dict[str, dict[str, Any]] | None, out: str, run_id: str,
               options: dict[str, Any]) -> list[pd.DataFrame]:
@@ -287,7 +294,8 @@ def _parallel(tasks: list[tuple[str, workloads.Workload]], jobs: int,
     task order at the end. dynamic-rli, whose caches make it the memory-heavy one at a
     billion keys, gets a lane of its own; the other indexes share the remaining lanes, so
     two bulk loads' peaks never add up beyond one heavy and one light run."""
-    from concurrent.futures import ProcessPoolExecutor
+    import signal
+    import threading
     from multiprocessing import get_context
 
     progress = options.pop("progress", None)
@@ -297,14 +305,31 @@ def _parallel(tasks: list[tuple[str, workloads.Workload]], jobs: int,
     free = max(1, jobs - len(lanes))
     lanes += [light[j::free] for j in range(free) if light[j::free]]
     frames: dict[int, pd.DataFrame] = {}
-    with ProcessPoolExecutor(min(jobs, len(lanes)), mp_context=get_context("spawn")) as pool:
-        futures = {pool.submit(_lane, [tasks[i] for i in lane], params, run_id, options): lane
-                   for lane in lanes}
-        for f in futures:
-            for i, frame in zip(futures[f], f.result(), strict=True):
+    # The workers ignore SIGINT from birth (a spawned process inherits an ignored signal;
+    # the initializer would come too late for a Ctrl-C during their start-up): a Ctrl-C
+    # reaches the whole process group, and this process answers it (one line),
+    # terminating them rather than waiting for them.
+    main = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None
+    try:
+        pool = get_context("spawn").Pool(min(jobs, len(lanes)), initializer=_ignore_sigint)
+    finally:
+        if main:
+            signal.signal(signal.SIGINT, previous)
+    try:
+        results = {pool.apply_async(_lane, ([tasks[i] for i in lane], params, run_id,
+                                            options)): lane for lane in lanes}
+        for r, lane in results.items():
+            for i, frame in zip(lane, r.get(), strict=True):
                 frames[i] = frame
                 for row in frame.to_dict("records") if progress else []:
                     progress(row)
+        pool.close()
+    except BaseException:
+        pool.terminate()
+        raise
+    finally:
+        pool.join()
     result = [frames[i] for i in range(len(tasks))]
     m.write_metrics(out, m.existing_rows(out) + pd.concat(result).to_dict("records"))
     return result
