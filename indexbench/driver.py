@@ -30,7 +30,7 @@ from indexes.base import BUCKET_COL, FILE_ID_COL, CommitContext, RecordIndex, Ta
 from indexes.counters import new_counters
 from tableformat import partition_path, sizing
 from tableformat.avro_schema import avro_schema_json
-from tableformat.basefile import IS_DELETED
+from tableformat.basefile import IS_DELETED, task_write_token
 from tableformat.commit_metadata import SPARK_SCHEMA_KEY
 from tableformat.errors import (
     InvalidBatchError,
@@ -250,7 +250,7 @@ def write_file_groups(planned: DataFrame, table: Table, index: RecordIndex, inst
         from pyspark import TaskContext
 
         tc = TaskContext.get()
-        token = f"{tc.partitionId()}-{tc.stageId()}-{tc.attemptNumber()}"
+        token = task_write_token(tc)
         fail_task_if_asked(tc)
         partition = group.column(cfg.partition_field)[0].as_py()
         fid = group.column(FILE_ID_COL)[0].as_py()

@@ -13,9 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from tableformat.sizing import CommitTotals
-from tableformat.table import FileSlice, Snapshot, format_instant, parse_instant
-
-FIRST_INSTANT = "20260101000000000"
+from tableformat.table import FIRST_INSTANT, FileSlice, Snapshot, format_instant, parse_instant
 
 
 @dataclass

@@ -118,10 +118,10 @@ def _hang() -> None:
 
 
 def task_write_token() -> str:
+    """This write task's token (:func:`tableformat.basefile.task_write_token`)."""
     from pyspark import TaskContext
 
-    tc = TaskContext.get()
-    return f"{tc.partitionId()}-{tc.stageId()}-{tc.attemptNumber()}"
+    return bf.task_write_token(TaskContext.get())
 
 
 # ---------------------------------------------------------------- Spark jobs
