@@ -166,6 +166,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     run_id = new_run_id()
     out = args.out or api.default_out(w.name, run_id)
     _check_targets(out, {args.index: args.table}, sets)
+    _print_notes([args.index], w, sets)
     progress, on_batch, done = _progress_bar(w.batches + 1, [args.index])
     with progress:
         df = api.run(args.index, w, params=sets[args.index], master=args.master,
@@ -191,6 +192,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     run_id = new_run_id()
     out = args.out or api.default_out(w.name, run_id)
     _check_targets(out, dict.fromkeys(names), sets)
+    _print_notes(names, w, sets)
     progress, on_batch, done = _progress_bar(
         (w.batches + 1) * (len(names) + len(peer_names)),
         names + [peers.get(p).SERIES for p in peer_names])
@@ -208,6 +210,16 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if not args.keep_tables:
         console.print(f"tables: removed {_remove_tables(out) / 2**20:,.1f} MiB ({out}/tables)")
     return 0
+
+
+def _print_notes(names: list[str], w: Any, sets: dict[str, dict[str, str]],
+                 sweep: list[int] | None = None) -> None:
+    """What the indexes say of the table this run makes (a scale that makes a bloom
+    table of tiny files), one line each, before it starts; run.json keeps them."""
+    from indexbench.sim.driver import size_notes
+
+    for note in size_notes(names, w, sets, sweep):
+        console.print(f"note: {note}", style="yellow", soft_wrap=True, highlight=False)
 
 
 def _check_targets(out: str, tables: dict[str, str | None],
@@ -252,6 +264,7 @@ def cmd_sim(args: argparse.Namespace) -> int:
     run_id = new_run_id()
     out = args.out or f"out/{w.name}-sim-{run_id}"
     check_out_dir(out)
+    _print_notes(names, w, sets, args.sweep)
     progress, on_batch, done = _progress_bar(
         (w.batches + 1) * len(names) * len(args.sweep or [1]), names)
     with progress:

@@ -236,6 +236,13 @@ class RecordIndex(ABC):
         self.validate()
         self._spark: Any = None
 
+    def size_notes(self, records: int, record_bytes: float) -> list[str]:
+        """Lines to tell the user before a run whose table will hold about ``records``
+        records of about ``record_bytes`` bytes each: a parameter that makes the table
+        unlike Hudi's at that size (bloom: a scale that makes hundreds of thousands of
+        tiny files). Printed by the commands and kept in run.json's ``notes``."""
+        return []
+
     def __getstate__(self) -> dict:
         """Tasks pickle the index (its footer hook): ship parameters, never engine state."""
         return {"params": self.params}

@@ -70,6 +70,21 @@ def record_bytes(w: workloads.Workload) -> float:
     return META_BYTES + 2 * KEY_BYTES[w.key_format] + 10 + 8 + ik + w.payload_bytes
 
 
+def size_notes(names: list[str], w: workloads.Workload,
+               params: dict[str, dict[str, Any]] | None = None,
+               sweep: list[int] | None = None) -> list[str]:
+    """What each index says of the table this workload (its largest ``sweep`` size)
+    makes with its parameters (:meth:`RecordIndex.size_notes`): printed before a run and
+    kept in run.json's ``notes``. Records: every key the run inserts; bytes: the
+    simulator's modelled record size."""
+    records = G.total_keys(w)
+    if sweep:
+        records = max(records, round(records * max(sweep) / max(w.initial_records, 1)))
+    return [note for n in names
+            for note in indexes.get(n, **(params or {}).get(n, {})).size_notes(
+                records, record_bytes(w))]
+
+
 def partition_names(w: workloads.Workload) -> list[str]:
     """Every partition a record can have, indexed by day offset + late-arrival depth."""
     return G._dt_strings(w).to_pylist()
@@ -268,7 +283,8 @@ def simulate_compare(indexes_: list[str] | None = None,
                            "workload": vars(w), "sweep": list(sweep or []),
                            "indexes": {n: indexes.get(n, **(params or {}).get(n, {})).describe()
                                        for n in names},
-                           "storage": options.get("storage", "local")})
+                           "storage": options.get("storage", "local"),
+                           "notes": size_notes(names, w, params, sweep)})
     return pd.concat(frames, ignore_index=True)
 
 
