@@ -47,8 +47,11 @@ FIGURES: list[FigureSpec] = [
                "modelled (model_bytes_read).", lambda r: F.files_read_figure(r.df)),
     FigureSpec("scale.png", "Cost vs table size",
                "Files read (counted) and tag seconds per upsert batch (≥ 1) against the "
-               "table size before the batch, both log scale: bloom's files read grow with "
-               "the table, bucket indexes read none (drawn on the dotted 0 line). Tag "
+               "table size before the batch (log scales; x linear when the sizes span "
+               "less than a decade): bloom reads every candidate file, so its line follows "
+               "the table's file count (flat while batches only top up existing files, "
+               "growing over a sweep of table sizes); bucket indexes read none (drawn on "
+               "the dotted 0 line). Tag "
                "seconds are measured (tag_s) for real runs and modelled (model_tag_s) for "
                "simulated ones, drawn dashed. Drawn only when a series has at least two "
                "such batches.", lambda r: F.scale_figure(r.df)),
@@ -74,13 +77,13 @@ FIGURES: list[FigureSpec] = [
     FigureSpec("query.png", "Queries",
                "indexbench query over each index's table. (a) Data files read per key "
                "looked up (files_read_per_key); hatched: files read that held none of the "
-               "keys looked up in them (fp_file_reads, bloom's false positives), beside "
-               "p50 and p99 seconds per key batch (one Spark job each). (b) Shuffle write "
-               "bytes and (c) seconds of each group-by and join (and lookup) per index "
-               "and plan: bucket-aware plans solid, Spark's default plan hatched; 'no "
+               "keys looked up in them (fp_file_reads, 'FP': bloom's false positives). "
+               "(b) p50 and p99 seconds per key batch (one Spark job each). (c) Shuffle "
+               "write bytes and (d) seconds of each group-by and join (and lookup) per "
+               "index and plan: bucket-aware plans solid, Spark's default plan hatched; 'no "
                "Exchange' marks plans that executed without a shuffle. Bars: median of "
-               "an index's rows (runs, tables); dots: the rows. Drawn only when query "
-               "rows exist.", lambda r: query_figure(r.df)),
+               "an index's rows (runs, tables); dots: the rows, when there are several. "
+               "Drawn only when query rows exist.", lambda r: query_figure(r.df)),
 ]
 
 # Columns of the per-index summary table that are summed over the run (work done).
