@@ -71,6 +71,20 @@ def test_ctrl_c_while_parsing_is_the_one_line(monkeypatch, capsys):
     assert capsys.readouterr().err.strip().splitlines() == [MESSAGE]
 
 
+def _children(pid: int) -> list[int]:
+    """Live processes whose parent is ``pid`` (from /proc)."""
+    out = []
+    for entry in os.listdir("/proc") if os.path.isdir("/proc") else []:
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                if entry.isdigit() and int(f.read().rsplit(")", 1)[1].split()[1]) == pid:
+                    out.append(int(entry))
+        except (OSError, ValueError, IndexError):
+            pass
+    return out
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc"), reason="reads /proc")
 def test_ctrl_c_reaching_sim_workers_is_the_one_line(tmp_path):
     """``sim --jobs 2``: the terminal's Ctrl-C reaches the workers too (one process
     group); they ignore it, the command terminates them and prints the one line."""
@@ -79,7 +93,10 @@ def test_ctrl_c_reaching_sim_workers_is_the_one_line(tmp_path):
          "--jobs", "2", "--initial-records", "20000000", "--batches", "1", "--batch-size",
          "1000", "--out", str(tmp_path / "o")], stdout=subprocess.PIPE,
         stderr=subprocess.PIPE, start_new_session=True)
-    time.sleep(4)  # the workers are simulating the 20M-key load by now
+    deadline = time.monotonic() + 30
+    while len(_children(proc.pid)) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)  # until both workers exist (spawn: a fresh interpreter each)
+    time.sleep(0.5)
     os.killpg(proc.pid, signal.SIGINT)
     sent = time.monotonic()
     _, err = proc.communicate(timeout=60)
