@@ -80,6 +80,7 @@ def test_query_tables_fit_80_columns_without_cutting_a_value():
     text = _render(query_tables(pd.DataFrame(rows), 80), 80)
     assert max(len(ln) for ln in text.splitlines()) <= 80
     assert "…" not in text
+    assert len([t for t in text.splitlines() if t.startswith("index ")]) == 2  # no spill
     for value in ("bucket-aware", "0.23s", "12.50s", "148,662,123", "0.10s", "no"):
         assert value in text, value
 
