@@ -308,7 +308,10 @@ def fp_rate_figure(df: pd.DataFrame,
                 if lab not in labels:
                     handles.append(h)
                     labels.append(lab)
-        fig.legend(handles, labels, loc="outside lower center", ncols=2, fontsize=7)
+        # long entries one to a row: two to a row ran off both edges of the figure
+        wide = max((len(lab) for lab in labels), default=0) > 50
+        fig.legend(handles, labels, loc="outside lower center", ncols=1 if wide else 2,
+                   fontsize=7)
     return fig
 
 

@@ -81,6 +81,9 @@ def test_fp_rate_axes_are_labelled_and_plain():
     ax_n, ax_t = fig.axes[:2]
     assert len(_visible_tick_labels(ax_n.xaxis)) >= 3
     assert "a batch:" not in ax_n.get_xlabel() and len(ax_n.texts) == 0  # no annotations
+    fig_box, (legend,) = fig.get_window_extent(), fig.legends
+    box = legend.get_window_extent()
+    assert fig_box.x0 <= box.x0 and box.x1 <= fig_box.x1  # its long entries not cut off
     plt.close(fig)
 
 
