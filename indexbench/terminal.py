@@ -145,7 +145,14 @@ def summary_tables(s: pd.DataFrame, width: int) -> list[RichTable]:
     """The median table (``api.summary``: one row per index) as tables within ``width``;
     columns empty for every index are left out."""
     keys = [("index", [str(i) for i in s.index])]
-    cols = [(HEADERS.get(c, c), [_summary_cell(c, v) for v in s[c]]) for c in s.columns
+    order = []  # a simulated run's modelled column where its empty measured one would be
+    for c in s.columns:
+        model = f"model_{c}"
+        if model in s.columns and not s[c].notna().any():
+            order.append(model)
+        elif not (c.startswith("model_") and c in order) and c not in order:
+            order.append(c)
+    cols = [(HEADERS.get(c, c), [_summary_cell(c, v) for v in s[c]]) for c in order
             if s[c].notna().any()]
     return fitted_tables("median per upsert batch (batches ≥ 1)", keys, cols, width)
 

@@ -135,3 +135,16 @@ def test_a_resumed_run_fills_the_progress_bar(capsys):
     out = capsys.readouterr().out
     assert out.splitlines()[0].split() == ["index", "batch", "records", "tag", "write",
                                            "files", "read", "false", "pos"]
+
+
+def test_a_simulated_run_shows_its_modelled_seconds_where_the_measured_would_be():
+    rows = [{"index": n, "batch": b, "operation": "upsert", "run_mode": "sim",
+             "tag_s": None, "model_tag_s": 100_807.8 if n == "bloom" else 0.63,
+             "write_s": None, "model_write_s": 120.0, "total_s": None,
+             "model_total_s": 100_930.0, "files_read": 374_134 if n == "bloom" else 0,
+             "bytes_read": None, "model_bytes_read": 3_091_639_936 if n == "bloom" else 0}
+            for n in ("bloom", "simple-bucket") for b in (1, 2)]
+    text = _render(summary_tables(summary(pd.DataFrame(rows)), 80), 80)
+    header = next(ln for ln in text.splitlines() if ln.startswith("index "))
+    assert header.split()[:4] == ["index", "~tag", "~write", "~total"]
+    assert "28.0h" in text and "3,091,639,936" in text
