@@ -185,7 +185,8 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
     # simulated series: their seconds and bytes are modelled (model_* columns)
     cols += [f"model_{c}" for c in ("tag_s", "write_s", "total_s", "bytes_read")
              if f"model_{c}" in df.columns]
-    medians = upserts.groupby("index", sort=False)[cols].median()
+    values = upserts[cols].apply(pd.to_numeric, errors="coerce")  # None: empty, not object
+    medians = values.groupby(upserts["index"], sort=False).median()
     for col in cols:  # a count's median is a count: 10,847.5 false positives read 10,848
         if is_count_column(col):
             medians[col] = np.floor(medians[col] + 0.5)
