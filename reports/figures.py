@@ -350,7 +350,9 @@ def files_read_figure(df: pd.DataFrame) -> Figure:
         for ax in (ax_f, ax_b):
             ax.set_xlabel("table size before the batch (records)")
             ax.xaxis.set_major_formatter(_kilo)
-            ax.set_ylim(bottom=0)
+            ax.yaxis.set_major_formatter(FuncFormatter(_kilo))  # 374k, not 374000
+            # headroom: the legend sits above the lines, not on them
+            ax.set_ylim(bottom=0, top=ax.get_ylim()[1] * 1.25 if ax.lines else None)
         ax_f.set_ylabel("data files read to tag the batch (files)")
         ax_b.set_ylabel("bytes read to tag the batch (MiB)")
         ax_f.set_title("files read per batch (counted)")
@@ -623,7 +625,10 @@ def bucket_size_figure(df: pd.DataFrame,
                 src = "last batch metrics"
             ax.set_ylabel("records per bucket (records)")
             ax.set_ylim(bottom=0)
-            ax.set_title(f"{label}: {int(s['buckets'])} buckets ({src})\n"
+            ax.yaxis.set_major_formatter(FuncFormatter(_kilo))  # 1.5M, not 1e6 offsets
+            # three short lines: a long series label and "(last batch metrics)" on one
+            # line ran past both edges of a two-column figure
+            ax.set_title(f"{label}\n{int(s['buckets']):,} buckets ({src})\n"
                          f"max/mean = {s['max_over_mean']:.2f}, CoV = {s['cov']:.3f}",
                          color=color, fontsize=8.5)
         for ax in flat[len(labels):]:
@@ -734,8 +739,9 @@ def rescale_figure(df: pd.DataFrame) -> Figure | None:
         seen = list(dict.fromkeys((lab, _index_of(g)) for (lab, _m), g in groups))
         fig.legend(handles=[Patch(color=style.index_color(n), label=lab) for lab, n in seen],
                    loc="outside lower center", ncols=min(4, len(seen)), fontsize=7)
-        fig.suptitle("rescale and resize cost per index and mode (median; dots = runs)",
-                     fontsize=9)
+        several = any(len(g) > 1 for _k, g in groups)
+        fig.suptitle("rescale and resize cost per index and mode"
+                     + (" (bars: median; dots: each run)" if several else ""), fontsize=9)
     return fig
 
 
