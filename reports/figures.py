@@ -122,12 +122,14 @@ def _log_label(x: float, _pos=None) -> str:
 
 
 def label_log_axis(axis) -> None:
-    """Ticks a reader can read on a log axis: at 1, 2 and 5 of each decade when it spans
-    few decades, at each decade otherwise, as plain numbers (20, 500, 10k, 1M), never a
-    lone ``10^2``."""
+    """Ticks a reader can read on a log axis: at every 1..9 multiple under a decade, at 1,
+    2 and 5 of each decade over a few, at each decade otherwise, as plain numbers (20,
+    500, 10k, 1M), never a lone ``10^2``. Call it after the axis' limits are set."""
     lo, hi = sorted(axis.get_view_interval())
     decades = math.log10(hi / lo) if lo > 0 and hi > 0 else 0.0
-    subs = (1.0, 2.0, 5.0) if decades <= 3 else (1.0,)
+    # under a decade (7 s to 15 s): every 1..9 multiple, or one label would be all
+    subs = tuple(map(float, range(1, 10))) if decades <= 1 else \
+        (1.0, 2.0, 5.0) if decades <= 3 else (1.0,)
     axis.set_major_locator(LogLocator(base=10, subs=subs, numticks=12))
     axis.set_major_formatter(FuncFormatter(_log_label))
     axis.set_minor_locator(LogLocator(base=10, subs=np.arange(2, 10), numticks=12))

@@ -150,3 +150,13 @@ def test_query_panels_are_distinct_and_nothing_overlaps():
 def _close_figures():
     yield
     plt.close("all")
+
+
+def test_a_log_axis_under_a_decade_still_has_labels():
+    """A one-index run's tag seconds span 7 s to 15 s: 7, 8, 9 and 10 are labelled."""
+    df = _upserts(bloom_tag_s=7.5, names=["bloom"])
+    df.loc[df["batch"] == 1, "tag_s"] = 14.5
+    fig = F.scale_figure(df)
+    fig.canvas.draw()
+    assert len(_visible_tick_labels(fig.axes[1].yaxis)) >= 3
+    plt.close(fig)
