@@ -1,5 +1,5 @@
 """``python -m indexbench`` is the ``indexbench`` command."""
 
-from indexbench.cli import main
+from indexbench.entry import main
 
 raise SystemExit(main())

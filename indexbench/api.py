@@ -60,10 +60,14 @@ def run(index: str = indexes.DEFAULT_INDEX, workload: str | workloads.Workload =
     fingerprint = workload_fingerprint(w)
     existing = m.existing_rows(out)
     rows: list[dict[str, Any]] = existing
+    from indexbench.sim.driver import size_notes
+
+    notes = size_notes([index], w, {index: params or {}})
+
     def write_run_json() -> None:
         m.write_run_json(out, {"run_id": run_id, "command": "run", "workload": vars(w),
                                "indexes": {index: idx.describe()}, **session_facts(spark),
-                               "tables": {index: table_uri}})
+                               "tables": {index: table_uri}, "notes": notes})
 
     write_run_json()  # before the first batch: a run that fails still says what it ran
     from workloads.spark_source import batch_df
@@ -128,6 +132,7 @@ def compare(indexes_: Sequence[str] | None = None, workload: str | workloads.Wor
     ``bloom`` and ``bloom (mor)``); empty: each index's own (``params`` may set
     ``hoodie.table.type``).
     """
+    from indexbench.sim.driver import size_notes
     from indexbench.spark import get_session, session_facts
 
     peer_names = list(peers)
@@ -162,7 +167,8 @@ def compare(indexes_: Sequence[str] | None = None, workload: str | workloads.Wor
                            "indexes": described,
                            "tables": tables,
                            **({"peers": peer_info} if peer_info else {}),
-                           **session_facts(spark)})
+                           **session_facts(spark),
+                           "notes": size_notes(names, w, params)})
     return pd.concat(frames, ignore_index=True)
 
 

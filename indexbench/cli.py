@@ -10,12 +10,12 @@ import sys
 from typing import Any, NoReturn
 
 import pandas as pd
-from rich import box
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table as RichTable
 
+from indexbench.preflight import check_out_dir, check_out_file
 from tableformat.metrics import new_run_id
 
 console = Console()
@@ -31,11 +31,16 @@ def parse_sets(values: list[str] | None) -> dict[str, dict[str, str]]:
     from indexes.base import refuse_global
     from tableformat import write_config
     from tableformat.errors import IndexBenchError
+    from tableformat.suggest import did_you_mean
 
     out: dict[str, dict[str, str]] = {n: {} for n in indexes.names()}
+    every_key = [k for n in out for k in indexes.index_class(n).param_keys()]
     for item in values or []:
         target, sep, rest = item.partition(":")
-        if sep and target in out and "=" in rest:
+        if sep and "=" in rest and "=" not in target:  # INDEX:KEY=VALUE
+            if target not in out:
+                raise IndexBenchError(f"--set {item}: unknown index {target!r}"
+                                      f"{did_you_mean(target, out)} (`indexbench list`)")
             key, _, value = rest.partition("=")
             out[target][key.strip()] = value.strip()
             continue
@@ -46,7 +51,9 @@ def parse_sets(values: list[str] | None) -> dict[str, dict[str, str]]:
                   or key.strip() in write_config.KEYS]  # the table's: every index's
         if not owners:
             refuse_global(key.strip(), value)
-            raise IndexBenchError(f"--set {key}: no index has this parameter")
+            raise IndexBenchError(f"--set {key}: no index has this parameter"
+                                  f"{did_you_mean(key.strip(), every_key)}; `indexbench "
+                                  "list` shows every index's parameters")
         for n in owners:
             out[n][key.strip()] = value.strip()
     return out
@@ -99,6 +106,39 @@ def _table_types(text: str) -> list[str]:
     return types
 
 
+# the workload fields the command line sets, by the flag a user types
+SIZE_FLAGS = {"batches": "--batches", "batch_size": "--batch-size",
+              "initial_records": "--initial-records", "seed": "--seed"}
+
+
+def _workload(args: argparse.Namespace):
+    """The command's workload with its size flags; a refused value names the flag typed
+    (``--batch-size: must be >= 0, got -5``), not the workload field."""
+    from indexbench.workload_args import load_workload
+    from tableformat.errors import IndexBenchError
+
+    try:
+        return load_workload(args.workload, args.batches, args.batch_size,
+                             args.initial_records, args.seed)
+    except ValueError as exc:
+        field, sep, rest = str(exc).partition(":")
+        if sep and field in SIZE_FLAGS and getattr(args, field, None) is not None:
+            raise IndexBenchError(f"{SIZE_FLAGS[field]}:{rest}") from None
+        raise
+
+
+def _index_name(text: str) -> str:
+    """``--index``: a registered name; a typo gets the closest ones."""
+    import indexes
+    from tableformat.errors import IndexBenchError
+
+    try:
+        indexes.index_class(text)
+    except IndexBenchError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
+
+
 def _sizes(text: str) -> list[int]:
     """``1e6,1e7,1000000000`` → integers (scientific notation accepted)."""
     try:
@@ -108,69 +148,60 @@ def _sizes(text: str) -> list[int]:
             from None
 
 
-def _progress_bar(total: int):
+def _progress_bar(total: int, names: list[str]):
+    """A progress bar and the callback that prints each batch's line above it.
+
+    The bar counts batches by their number, per index: a resumed run (its first batches
+    already committed) or a sweep's next size moves it by the batches it skipped, so it
+    ends full."""
+    from indexbench.terminal import BatchLines
+
     progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(),
                         MofNCompleteColumn(), TimeElapsedColumn(), console=console)
+    lines = BatchLines(names)
+    last: dict[str, int] = {}
 
     def on_batch(row: dict[str, Any]) -> None:
-        if row.get("run_mode") == "peer":  # a peer: no index, so no tag phase or counters
-            progress.console.print(
-                f"  {row['index']:<14} batch {int(row['batch']):>3}  "
-                f"{int(row['records']):>9,} rec  write {row['write_s']:6.2f}s  "
-                f"total {row['total_s']:6.2f}s  (peer)")
-            progress.advance(task)
-            return
-        sim = row.get("tag_s") is None  # a simulated row: its seconds are modelled
-        tag, write = (row.get("model_tag_s"), row.get("model_write_s")) if sim else \
-            (row["tag_s"], row["write_s"])
-        # one line within 80 columns: index, batch, records, seconds, files read, FPs
-        name = f"{row['index']} (mor)" if row.get("table_type") == "mor" else row["index"]
-        progress.console.print(
-            f"  {name:<15} {int(row['batch']):>3} {int(row['records']):>9,} rec "
-            f"{'~' if sim else ' '}tag {tag or 0:5.2f}s write {write or 0:5.2f}s "
-            f"read {int(row.get('files_read') or 0):>5} "
-            f"fp {int(row.get('false_positives') or 0):>7,}", soft_wrap=True)
-        progress.advance(task)
+        if not lines.header_printed:
+            progress.console.print(lines.header(), soft_wrap=True, highlight=False)
+            lines.header_printed = True
+        if row.get("table_type") == "mor":  # compare --table-types: the series' label
+            row = {**row, "index": f"{row['index']} (mor)"}
+        progress.console.print(lines.line(row), soft_wrap=True, highlight=False)
+        b, seen = int(row["batch"]), last.get(row["index"], -1)
+        progress.advance(task, b - seen if b > seen else b + 1)
+        last[row["index"]] = b
 
     task = progress.add_task("batches", total=total)
-    return progress, on_batch
+    return progress, on_batch, lambda: progress.update(task, completed=total)
 
 
 def _print_summary(df: pd.DataFrame) -> None:
     from indexbench.api import summary
+    from indexbench.terminal import LEGEND, summary_tables
 
-    s = summary(df)
-    t = RichTable(title="median per upsert batch (batches ≥ 1)")
-    t.add_column("metric", overflow="fold")  # wrap, never "…": names a user types
-    for name in s.index:
-        t.add_column(str(name), justify="right", overflow="fold")
-    for col in s.columns:
-        t.add_row(col, *[_fmt(v) for v in s[col]])
-    console.print(t)
-
-
-def _fmt(v: Any) -> str:
-    if v is None or (isinstance(v, float) and pd.isna(v)):
-        return "—"
-    if isinstance(v, float) and not v.is_integer():
-        return f"{v:.3g}" if abs(v) < 1 else f"{v:,.2f}"
-    return f"{int(v):,}"
+    for table in summary_tables(summary(df), console.width):
+        console.print()
+        console.print(table)
+    console.print(LEGEND, style="dim", highlight=False)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
     from indexbench import api
 
-    w = api.load_workload(args.workload, args.batches, args.batch_size,
-                          args.initial_records, args.seed)
+    w = _workload(args)
     sets = with_table_type(parse_sets(args.sets), args.table_type)
     check_indexes([args.index], sets)
     run_id = new_run_id()
     out = args.out or api.default_out(w.name, run_id)
-    progress, on_batch = _progress_bar(w.batches + 1)
+    _check_targets(out, {args.index: args.table}, sets)
+    _print_notes([args.index], w, sets)
+    progress, on_batch, done = _progress_bar(w.batches + 1, [args.index])
     with progress:
         df = api.run(args.index, w, params=sets[args.index], master=args.master,
                      table=args.table, out=out, progress=on_batch, run_id=run_id,
                      notify=progress.console.print)
+        done()
     _print_summary(df)
     console.print(f"metrics: {out}/metrics.parquet")
     return 0
@@ -184,8 +215,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         api.default_compare_indexes()
     peer_names = peers.parse(args.peers)
     peers.check(peer_names)  # a missing package: one clear error before anything runs
-    w = api.load_workload(args.workload, args.batches, args.batch_size,
-                          args.initial_records, args.seed)
+    w = _workload(args)
     if args.table_type and args.table_types:
         from tableformat.errors import IndexBenchError
 
@@ -197,14 +227,20 @@ def cmd_compare(args: argparse.Namespace) -> int:
     check_indexes(names + mirrored, sets)
     run_id = new_run_id()
     out = args.out or api.default_out(w.name, run_id)
-    runs = len(names) * len(args.table_types or [None]) + len(peers.runs(peer_names))
-    progress, on_batch = _progress_bar((w.batches + 1) * runs)
+    _check_targets(out, dict.fromkeys(names), sets)
+    _print_notes(names, w, sets)
+    types = args.table_types or [None]
+    series = [f"{n} (mor)" if t == "mor" else n for t in types for n in names]
+    progress, on_batch, done = _progress_bar(
+        (w.batches + 1) * (len(series) + len(peers.runs(peer_names))),
+        series + [s for _, s in peers.runs(peer_names)])
     with progress:
         df = api.compare(names, w, params={n: sets.get(n, {}) for n in names + mirrored},
                          out=out,
                          master=args.master, progress=on_batch, peers=peer_names,
                          run_id=run_id, notify=progress.console.print,
                          query_phase=args.query, table_types=args.table_types or ())
+        done()
     _print_summary(df)
     if args.query:
         _print_queries(df[df["operation"] == "query"])
@@ -213,6 +249,29 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if not args.keep_tables:
         console.print(f"tables: removed {_remove_tables(out) / 2**20:,.1f} MiB ({out}/tables)")
     return 0
+
+
+def _print_notes(names: list[str], w: Any, sets: dict[str, dict[str, str]],
+                 sweep: list[int] | None = None) -> None:
+    """What the indexes say of the table this run makes (a scale that makes a bloom
+    table of tiny files), one line each, before it starts; run.json keeps them."""
+    from indexbench.sim.driver import size_notes
+
+    for note in size_notes(names, w, sets, sweep):
+        console.print(f"note: {note}", style="yellow", soft_wrap=True, highlight=False)
+
+
+def _check_targets(out: str, tables: dict[str, str | None],
+                   sets: dict[str, dict[str, str]]) -> None:
+    """Before Spark starts: ``out`` can hold the metrics, and each index's table (its
+    ``--table``, else ``<out>/tables/<index>``) can be created, or reopened by this index
+    with these parameters."""
+    from indexbench.preflight import check_table
+
+    check_out_dir(out)
+    for name, table in tables.items():
+        check_table(table or os.path.join(out, "tables", name), name, sets.get(name),
+                    flag="--table" if table else "--out")
 
 
 def _remove_tables(out: str) -> int:
@@ -238,18 +297,21 @@ def cmd_sim(args: argparse.Namespace) -> int:
                               "(--parallelism sets the modelled executor cores)")
     names = [n.strip() for n in (args.indexes or args.index or ",".join(indexes.names()))
              .split(",")]
-    w = api.load_workload(args.workload, args.batches, args.batch_size,
-                          args.initial_records, args.seed)
+    w = _workload(args)
     sets = with_table_type(parse_sets(args.sets), args.table_type)
     check_indexes(names, sets)  # one clear error before anything runs
     run_id = new_run_id()
     out = args.out or f"out/{w.name}-sim-{run_id}"
-    progress, on_batch = _progress_bar((w.batches + 1) * len(names) * len(args.sweep or [1]))
+    check_out_dir(out)
+    _print_notes(names, w, sets, args.sweep)
+    progress, on_batch, done = _progress_bar(
+        (w.batches + 1) * len(names) * len(args.sweep or [1]), names)
     with progress:
         df = api.sim(names, w, params={n: sets.get(n, {}) for n in names}, out=out,
                      storage=args.storage, exact_bloom_keys=args.exact_bloom_keys,
                      parallelism=args.parallelism, progress=on_batch, sweep=args.sweep,
                      jobs=args.jobs, run_id=run_id)
+        done()
     _print_summary(df)
     console.print(f"metrics: {out}/metrics.parquet")
     if not args.no_report:
@@ -257,35 +319,13 @@ def cmd_sim(args: argparse.Namespace) -> int:
     return 0
 
 
-LOOKUP_COLUMNS = [("keys", "keys"), ("keys_found", "found"), ("files_read", "files"),
-                  ("fp_file_reads", "fp files"), ("latency_p50_s", "p50 s"),
-                  ("latency_p99_s", "p99 s")]
-SCAN_COLUMNS = [("shuffle_bytes", "shuffle B"), ("has_exchange", "exch."),
-                ("result_rows", "rows"), ("total_s", "s")]
-
-
 def _print_queries(df: pd.DataFrame) -> None:
-    """Two tables within 80 columns: lookups per index (latency per key batch), and the
-    group-by/join per index and plan."""
-    for kind, cols, title in (
-            ("lookup", LOOKUP_COLUMNS, "point lookups (latency per key batch)"),
-            ("scan", SCAN_COLUMNS, "group-by and join on the index key")):
-        rows = df[(df["query"] == "lookup") == (kind == "lookup")]
-        if rows.empty:
-            continue
-        # no column rules or edge padding: a row fits 80 columns
-        t = RichTable(title=title, box=box.SIMPLE_HEAD, pad_edge=False)
-        t.add_column("index", no_wrap=True)
-        if kind == "scan":
-            t.add_column("query", no_wrap=True)
-            t.add_column("plan", no_wrap=True)
-        for _, h in cols:
-            t.add_column(h, justify="right", no_wrap=True)
-        for _, r in rows.iterrows():
-            head = [str(r["index"])] + ([str(r["query"]), str(r["plan"])] if kind == "scan"
-                                        else [])
-            t.add_row(*head, *[_fmt(r.get(c)) for c, _ in cols])
-        console.print(t)
+    """Lookups per index, then group-by/join per index and plan, within the terminal."""
+    from indexbench.terminal import query_tables
+
+    for table in query_tables(df, console.width):
+        console.print()
+        console.print(table)
 
 
 def query_out_dir(tables: list[str], run_id: str) -> str:
@@ -298,9 +338,13 @@ def query_out_dir(tables: list[str], run_id: str) -> str:
 
 
 def cmd_query(args: argparse.Namespace) -> int:
+    import indexes
     from indexbench import api
     from indexbench.query.runner import plan_queries
+    from indexbench.terminal import fmt_seconds
     from tableformat.errors import IndexBenchError
+
+    width = max(len(n) for n in indexes.names())
 
     sizes = [o for o, v in (("--batches", args.batches), ("--batch-size", args.batch_size),
                             ("--initial-records", args.initial_records),
@@ -308,20 +352,20 @@ def cmd_query(args: argparse.Namespace) -> int:
     if sizes and args.workload is None:
         raise IndexBenchError(f"{', '.join(sizes)} describe the workload: give --workload "
                               "too (without it, the run's run.json is read)")
-    w = None if args.workload is None else api.load_workload(
-        args.workload, args.batches, args.batch_size, args.initial_records, args.seed)
+    w = None if args.workload is None else _workload(args)
     # everything refusable is refused here, before Spark starts (exit 2)
     plan_queries(args.tables, args.queries, keys=args.keys, batch_keys=args.batch_keys,
                  join_with=args.join_with, repeat=args.repeat, workload=w)
     run_id = new_run_id()
     out = args.out or query_out_dir(args.tables, run_id)
+    check_out_dir(out)
     df = api.query(args.tables, args.queries, keys=args.keys, batch_keys=args.batch_keys,
                    join_with=args.join_with, repeat=args.repeat, workload=w, out=out,
                    master=args.master,
                    run_id=run_id,
                    progress=lambda r: console.print(
-                       f"  {r['index']:<15} {r['query']:<7} {r['plan']:<12} "
-                       f"{r['total_s']:6.2f}s"))
+                       f"  {r['index']:<{width}} {r['query']:<7} {r['plan']:<12} "
+                       f"{fmt_seconds(r['total_s']):>7}", highlight=False))
     _print_queries(df)
     console.print(f"metrics: {out}/metrics.parquet")
     return 0
@@ -330,6 +374,8 @@ def cmd_query(args: argparse.Namespace) -> int:
 def cmd_calibrate(args: argparse.Namespace) -> int:
     from indexbench import api
 
+    if args.out:
+        check_out_file(args.out)
     profile, fit = api.calibrate(args.run_dir, out=args.out, base=args.base,
                                  cores=args.cores)
     t = RichTable(title=f"cost profile fitted to {args.run_dir} (base {args.base})")
@@ -347,9 +393,15 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
 
 def cmd_report(args: argparse.Namespace) -> int:
     from indexbench import api
+    from tableformat.errors import IndexBenchError
+    from tableformat.metrics import metrics_file
 
     if not args.dirs and not args.asv:
-        raise SystemExit("indexbench report: give metrics DIR(s) and/or --asv RESULTS_DIR")
+        raise IndexBenchError("indexbench report: give metrics DIR(s) and/or --asv RESULTS_DIR")
+    for d in args.dirs:  # each refused in one line before any figure is drawn
+        metrics_file(d)
+    if args.out:
+        check_out_dir(args.out)
     page = api.report(args.dirs, out=args.out, asv_results=args.asv, strict=args.strict)
     console.print(f"report: {page}")
     return 0
@@ -428,6 +480,8 @@ def cmd_rescale(args: argparse.Namespace) -> int:
     from indexbench.rescale import rescale_table
 
     options = {dest: getattr(args, dest) for dest in indexes.command_options("rescale")}
+    if args.out:
+        check_out_dir(args.out)
     row = rescale_table(args.table, out=args.out, master=args.master, dry_run=args.dry_run,
                         **options)
     if args.dry_run:
@@ -479,7 +533,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="indexbench", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     p = _command(sub, "run", help="run a workload through one index")
-    p.add_argument("--index", required=True, choices=indexes.names())
+    p.add_argument("--index", required=True, type=_index_name,
+                   help=f"one of {', '.join(indexes.names())}")
     p.add_argument("--table", help="table path or URI (default <out>/tables/<index>)")
     _add_run_options(p)
     p.set_defaults(func=cmd_run)
@@ -588,7 +643,30 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Exit codes: 0 done, 1 a violated invariant or a failed run, 2 a usage or input
-    error, 130 interrupted; errors are one line on stderr (``--verbose`` adds tracebacks)."""
+    error, 130 interrupted; errors are one line on stderr (``--verbose`` adds tracebacks).
+    A Ctrl-C at any point, parsing included, prints the one line of :mod:`interrupt`."""
+    from indexbench import interrupt
+
+    interrupt.interrupted.clear()  # an earlier in-process command's interrupt
+    try:
+        with interrupt.quiet_after_interrupt(verbose=_wants_verbose(argv)):
+            try:
+                return _main(argv)
+            except KeyboardInterrupt:
+                return _interrupted()
+    except KeyboardInterrupt:  # a second Ctrl-C before the handler was installed
+        return _interrupted()
+    finally:
+        interrupt.join_cancel()
+
+
+def _wants_verbose(argv: list[str] | None) -> bool:
+    return "--verbose" in (sys.argv[1:] if argv is None else argv) or \
+        bool(os.environ.get("INDEXBENCH_VERBOSE"))
+
+
+def _main(argv: list[str] | None) -> int:
+    from indexbench import interrupt
     from tableformat.errors import IndexBenchError, WriteFailedError
 
     args = build_parser().parse_args(argv)
@@ -597,17 +675,12 @@ def main(argv: list[str] | None = None) -> int:
         env["INDEXBENCH_VERBOSE"] = "1"
     saved = {k: os.environ.get(k) for k in env}
     os.environ.update(env)
-    if "indexbench.spark" in sys.modules:  # an earlier in-process command's interrupt
-        sys.modules["indexbench.spark"].interrupted.clear()
     quiet_py4j = logging.NullHandler()  # py4j logs tracebacks to the root logger
     logging.getLogger().addHandler(quiet_py4j)
     try:
         return args.func(args)
-    except KeyboardInterrupt:
-        return _interrupted()
     except Exception as exc:  # noqa: BLE001 (a failed Spark job, a bug: one line, exit 1)
-        session = sys.modules.get("indexbench.spark")  # not imported: Spark never ran
-        if session is not None and session.interrupted.is_set():
+        if interrupt.interrupted.is_set():
             return _interrupted()  # raised while Ctrl-C unwound through py4j calls
         if isinstance(exc, WriteFailedError):
             _error(exc, args.verbose)
@@ -627,7 +700,10 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _interrupted() -> int:
-    errors.print("interrupted; the unfinished instant will be rolled back by the next run")
+    from indexbench import interrupt
+
+    interrupt.interrupted.set()  # from here on, nothing but the line below is printed
+    errors.print(interrupt.MESSAGE, highlight=False, soft_wrap=True)
     return 130
 
 

@@ -79,7 +79,7 @@ def execute(spark: SparkSession, table: Table, index: RecordIndex, the_plan: Com
             counters.add({"files_read": io.files_read, "bytes_read": io.bytes_read,
                           "log_files_read": logs.log_files_read,
                           "log_bytes_read": logs.log_bytes_read})
-            token = f"{tc.partitionId()}-{tc.stageId()}-{tc.attemptNumber()}"
+            token = bf.task_write_token(tc)
             stat = write_compacted(t, s, records, instant, token, footer_fn)
             hang_if(HANG_IN_COMPACTION)
             stat.update(totalLogFilesCompacted=len(s.logs), totalLogSizeCompacted=s.log_bytes,

@@ -23,25 +23,24 @@ from pyspark.sql.pandas.types import to_arrow_schema
 
 from indexbench.failed_write import safely, undone_on_failure
 from indexbench.log_writer import LogTarget, append_file_group
+from indexbench.preflight import check_table_identity
 from indexbench.spark import shuffle_partitions_for
 from indexbench.writer import WRITE_STATS_ARROW, MergeSpec, merge_file_group
 from indexes import get as get_index
-from indexes import index_class
 from indexes.base import BUCKET_COL, FILE_ID_COL, CommitContext, RecordIndex, TagContext
 from indexes.counters import new_counters
 from tableformat import partition_path, sizing
 from tableformat.avro_schema import avro_schema_json
-from tableformat.basefile import IS_DELETED
+from tableformat.basefile import IS_DELETED, task_write_token
 from tableformat.commit_metadata import COMMIT, DELTA_COMMIT, SPARK_SCHEMA_KEY
 from tableformat.errors import (
     InvalidBatchError,
-    TableConfigError,
 )
 from tableformat.faults import CRASH_ENV, crash_if, fail_task_if_asked  # noqa: F401
 from tableformat.hudi_log.names import LogFileName
 from tableformat.rows import WriteTotals, upsert_row
 from tableformat.table import UPSERT_STATS_SCHEMA, Snapshot, Table, TableConfig, stats_by_partition
-from tableformat.table_type import MERGE_ON_READ, TABLE_TYPE, insert_candidates, writes_log_file
+from tableformat.table_type import MERGE_ON_READ, insert_candidates, writes_log_file
 from tableformat.write_config import WriteConfig
 
 KEY_TYPES = (T.StringType,)
@@ -67,28 +66,11 @@ def open_table(uri: str, index_name: str, explicit_params: dict[str, Any] | None
     opened table carries them as ``table.write_config``."""
     explicit = dict(explicit_params or {})
     write_config = WriteConfig.pop_from(explicit)
-    cls = index_class(index_name)
     table = Table(uri)
     stored_type = None
     if table.exists():
-        have = table.config
-        stored_type = have.table_type
-        if write_config.table_type not in (None, stored_type):
-            raise TableConfigError(
-                f"table {uri} was created with {TABLE_TYPE}={stored_type}; it cannot be "
-                f"changed to {write_config.table_type}; use another --table path")
-        if have.index_name != index_name:
-            raise TableConfigError(
-                f"table {uri} was created with index {have.index_name!r}, not {index_name!r}; "
-                "use another --table path")
-        stored = {k: v for k, v in have.index_params.items() if k in cls.param_keys()}
-        index = cls(**stored)
-        want = cls(**{**stored, **explicit}).table_params()
-        for key, value in want.items():
-            if stored.get(key) != value:
-                    raise TableConfigError(
-                    f"table {uri} was created with {key}={stored.get(key)!r}; "
-                    f"it cannot be changed to {value!r}")
+        stored_type = table.config.table_type
+        index = check_table_identity(table, index_name, explicit, write_config.table_type)
     else:
         index = get_index(index_name, **explicit)
     config = TableConfig(
@@ -320,7 +302,7 @@ def write_file_groups(planned: DataFrame, table: Table, index: RecordIndex, inst
         from pyspark import TaskContext
 
         tc = TaskContext.get()
-        token = f"{tc.partitionId()}-{tc.stageId()}-{tc.attemptNumber()}"
+        token = task_write_token(tc)
         fail_task_if_asked(tc)
         partition = group.column(cfg.partition_field)[0].as_py()
         fid = group.column(FILE_ID_COL)[0].as_py()

@@ -12,6 +12,8 @@ import time
 
 from pyspark.sql import SparkSession
 
+from indexbench import interrupt
+
 DEFAULT_MASTER = "local[*]"
 # Spark's own unit of input split (spark.sql.files.maxPartitionBytes): a shuffle partition
 # per this many bytes of batch keeps each task's Arrow group well inside an executor's heap.
@@ -21,9 +23,8 @@ EXECUTOR_WAIT_S = 60.0
 # A line the JVM prints on every start (Spark's launcher always adds the module), not a log.
 _JVM_NOISE = (b"WARNING: Using incubator modules: jdk.incubator.vector",)
 # Set by the command line: Ctrl-C cancels the jobs from another thread and raises
-# KeyboardInterrupt (``_interrupt``). PySpark's own SIGINT handler calls cancelAllJobs
-# through the py4j connection the main thread is blocked in, which prints two pages of
-# "reentrant call" tracebacks. Notebooks keep PySpark's handler.
+# KeyboardInterrupt (:func:`indexbench.interrupt.on_sigint`), installed again after the
+# session starts because PySpark's SparkContext installs its own. Notebooks keep PySpark's.
 PLAIN_SIGINT_ENV = "INDEXBENCH_PLAIN_SIGINT"
 QUIET_LOG4J = os.path.join(os.path.dirname(os.path.abspath(__file__)), "log4j2-quiet.properties")
 
@@ -65,15 +66,19 @@ def get_session(
     else:
         options["spark.log.level"] = "ERROR"
     options.update(conf or {})
-    if quiet:
-        _launch_filtered_jvm(master, app_name, options)
-    builder = SparkSession.builder.master(master).appName(app_name)
-    for key, value in options.items():
-        builder = builder.config(key, value)
-    spark = builder.getOrCreate()
-    spark.sparkContext.setLogLevel("ERROR")
-    if os.environ.get(PLAIN_SIGINT_ENV) and threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGINT, _interrupt)
+    cli = bool(os.environ.get(PLAIN_SIGINT_ENV))
+    # the command line: a Ctrl-C while the JVM starts is held until it has (interrupted
+    # there, the half-started JVM outlived the command), then answered as any other
+    with interrupt.held(cli):
+        if quiet:
+            _launch_filtered_jvm(master, app_name, options)
+        builder = SparkSession.builder.master(master).appName(app_name)
+        for key, value in options.items():
+            builder = builder.config(key, value)
+        spark = builder.getOrCreate()
+        spark.sparkContext.setLogLevel("ERROR")
+        if cli and threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGINT, interrupt.on_sigint)  # SparkContext set its own
     if shuffle_partitions is None and "spark.sql.shuffle.partitions" not in (conf or {}):
         spark.conf.set("spark.sql.shuffle.partitions", str(2 * cluster_cores(spark)))
     return spark
@@ -81,26 +86,8 @@ def get_session(
 
 # Set by the command line's SIGINT handler: an error raised while the interrupt unwinds
 # (a py4j call in a ``finally`` meeting the connection the interrupt broke) is the
-# interrupt's, not a failure of its own.
-interrupted = threading.Event()
-
-
-def _interrupt(signum: int, frame: object) -> None:
-    """Cancel the running jobs from another thread (its own py4j connection, so no
-    reentrant call into the one the main thread is blocked in), then raise."""
-    from pyspark import SparkContext
-
-    interrupted.set()
-    sc = SparkContext._active_spark_context
-    if sc is not None:
-        def cancel() -> None:
-            try:
-                sc.cancelAllJobs()
-            except Exception:  # noqa: BLE001 (the command is exiting either way)
-                pass
-
-        threading.Thread(target=cancel, name="cancel-jobs", daemon=True).start()
-    raise KeyboardInterrupt
+# interrupt's, not a failure of its own; the JVM's stderr is dropped from then on.
+interrupted = interrupt.interrupted
 
 
 def _launch_filtered_jvm(master: str, app_name: str, options: dict[str, str]) -> None:
@@ -126,7 +113,8 @@ def _launch_filtered_jvm(master: str, app_name: str, options: dict[str, str]) ->
     def forward() -> None:
         """Drain the pipe until the JVM exits: a JVM blocked on a full pipe would hang."""
         for line in iter(stream.readline, b""):
-            if not line.startswith(_JVM_NOISE):
+            # after Ctrl-C: the cancelled jobs' errors, the workers' broken pipes
+            if not line.startswith(_JVM_NOISE) and not interrupted.is_set():
                 try:
                     os.write(2, line)
                 except OSError:  # stderr closed or a broken pipe: keep draining

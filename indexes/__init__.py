@@ -71,8 +71,12 @@ def index_class(name: str) -> type[RecordIndex]:
         module, _, cls = _REGISTRY[name].partition(":")
     except KeyError:
         from tableformat.errors import IndexBenchError
+        from tableformat.suggest import did_you_mean
 
-        raise IndexBenchError(f"unknown index {name!r}; known: {', '.join(_REGISTRY)}") from None
+        raise IndexBenchError(
+            f"unknown index {name!r}{did_you_mean(name, _REGISTRY)}; known: "
+            f"{', '.join(_REGISTRY)} (`indexbench list` shows each with its parameters)"
+        ) from None
     return getattr(importlib.import_module(module), cls)
 
 

@@ -24,6 +24,7 @@ from indexes.lookup import Candidates, scan_candidates
 from tableformat.errors import IndexBenchError
 from tableformat.fs import IOStats
 from tableformat.sizing import SizingConfig
+from tableformat.suggest import did_you_mean
 
 # Columns the tagging adds to a batch (dropped before the data is written).
 FILE_ID_COL = "_hoodie_file_id"
@@ -234,12 +235,20 @@ class RecordIndex(ABC):
             if p is None:
                 refuse_global(name, value)
                 raise IndexBenchError(
-                    f"unknown parameter {name!r} for index {self.name}; "
-                    f"known: {', '.join(sorted(by_key))}")
+                    f"unknown parameter {name!r} for index {self.name}"
+                    f"{did_you_mean(name, by_key)}; known: {', '.join(sorted(by_key))} "
+                    "(`indexbench list` shows each with its default)")
             values[p.name] = p.parse(value)
         self.params = values
         self.validate()
         self._spark: Any = None
+
+    def size_notes(self, records: int, record_bytes: float) -> list[str]:
+        """Lines to tell the user before a run whose table will hold about ``records``
+        records of about ``record_bytes`` bytes each: a parameter that makes the table
+        unlike Hudi's at that size (bloom: a scale that makes hundreds of thousands of
+        tiny files). Printed by the commands and kept in run.json's ``notes``."""
+        return []
 
     def __getstate__(self) -> dict:
         """Tasks pickle the index (its footer hook): ship parameters, never engine state."""

@@ -27,7 +27,13 @@ from typing import Any
 
 import pandas as pd
 
-from tableformat.metrics import CONTRACT_COLUMNS, STRING_COLUMNS, series_of
+from tableformat.metrics import (
+    CONTRACT_COLUMNS,
+    STRING_COLUMNS,
+    metrics_file,
+    read_metrics_file,
+    series_of,
+)
 from tableformat.rows import MEASURED_ONLY
 
 # Extra columns the driver, the simulator, the service runner, peers and queries write
@@ -220,16 +226,6 @@ class RunData:
     sources: list[str] = field(default_factory=list)
 
 
-def metrics_file(path: str | Path) -> Path:
-    """The metrics file of a directory (parquet preferred, as ``read_metrics`` does)."""
-    p = Path(path)
-    if p.is_dir():
-        p = p / "metrics.parquet" if (p / "metrics.parquet").exists() else p / "metrics.csv"
-    if not p.exists():
-        raise FileNotFoundError(f"no metrics.parquet or metrics.csv in {path}")
-    return p
-
-
 def read_run_json(directory: str | Path) -> dict[str, Any]:
     p = Path(directory) / "run.json"
     return json.loads(p.read_text()) if p.exists() else {}
@@ -300,7 +296,7 @@ def load(dirs: str | Path | Sequence[str | Path], strict: bool = False) -> RunDa
     frames, params, counts, runs = [], {}, {}, {}
     for path, label in zip(paths, labels, strict=True):
         file = metrics_file(path)
-        df = pd.read_parquet(file) if file.suffix == ".parquet" else pd.read_csv(file)
+        df = read_metrics_file(file)
         check_columns(df, str(file), strict=strict)  # names renames, unlike read_metrics
         df = df.copy()
         df["run"] = label

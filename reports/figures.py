@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 import textwrap
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -31,7 +31,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
-from matplotlib.ticker import FuncFormatter, NullFormatter
+from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
 from reports import style
 from reports.data import default_index_params, is_peer, is_sim, normalise
@@ -123,15 +123,19 @@ def _log_label(x: float, _pos=None) -> str:
     return _kilo(x) if x >= 1000 else f"{x:g}"
 
 
-def _log_minor_labels(axis) -> Callable[[float, Any], str]:
-    """Minor ticks of a log axis spanning under ~1.5 decades, labelled at 2, 3 and 5."""
-    def fmt(v: float, _pos=None) -> str:
-        lo, hi = sorted(axis.get_view_interval())
-        if v <= 0 or lo <= 0 or math.log10(hi / lo) > 1.5:
-            return ""
-        mantissa = round(v / 10 ** math.floor(math.log10(v) + 1e-9), 6)
-        return _log_label(v) if mantissa in (2, 3, 5) else ""
-    return fmt
+def label_log_axis(axis) -> None:
+    """Ticks a reader can read on a log axis: at every 1..9 multiple under a decade, at 1,
+    2 and 5 of each decade over a few, at each decade otherwise, as plain numbers (20,
+    500, 10k, 1M), never a lone ``10^2``. Call it after the axis' limits are set."""
+    lo, hi = sorted(axis.get_view_interval())
+    decades = math.log10(hi / lo) if lo > 0 and hi > 0 else 0.0
+    # under a decade (7 s to 15 s): every 1..9 multiple, or one label would be all
+    subs = tuple(map(float, range(1, 10))) if decades <= 1 else \
+        (1.0, 2.0, 5.0) if decades <= 3 else (1.0,)
+    axis.set_major_locator(LogLocator(base=10, subs=subs, numticks=12))
+    axis.set_major_formatter(FuncFormatter(_log_label))
+    axis.set_minor_locator(LogLocator(base=10, subs=np.arange(2, 10), numticks=12))
+    axis.set_minor_formatter(NullFormatter())
 
 
 def _kilo(x: float, _pos=None) -> str:
@@ -272,10 +276,9 @@ def fp_rate_figure(df: pd.DataFrame,
             ax_n.plot(ns, np.where(curve > 0, curve, np.nan), color=color, lw=1.5,
                       ls="--" if sim else "-",
                       label=f"{label}: theory (m={f.bits_per_row:,} bits/row, "
-                            f"k={f.hashes_per_row}, {f.type_code})", gid=f"theory:{label}")
+                            f"k={f.hashes_per_row}, {f.type_code}; dotted: the "
+                            f"{ne:,} keys a row is sized for)", gid=f"theory:{label}")
             ax_n.axvline(ne, color=color, ls=":", lw=0.8)
-            ax_n.text(ne, 0.98, " num_entries", color=color, fontsize=7, va="top",
-                      transform=ax_n.get_xaxis_transform())
             meas = pts[pts["fp_rate"] > 0]
             zero = pts[pts["fp_rate"].fillna(0) <= 0]
             for ax, x in ((ax_n, "n"), (ax_t, "table_records")):
@@ -290,16 +293,15 @@ def fp_rate_figure(df: pd.DataFrame,
                 for ax, x in ((ax_n, "n"), (ax_t, "table_records")):
                     ax.scatter(pts[x], np.maximum(pts["theory"], low), marker="x",
                                color=color, s=24, clip_on=False,
-                               label=f"{label}: theory for the filters probed "
-                                     "(floor = below axis)")
+                               label=f"{label}: theory for the batch's filters")
         for ax in (ax_n, ax_t):
             ax.set_yscale("log")
             ax.set_ylim(low, 1.5)
             ax.set_ylabel("false-positive rate (FP / negative probes)")
         ax_n.set_xscale("log")
-        ax_n.xaxis.set_minor_formatter(NullFormatter())
         ax_n.set_xlim(n_lo, n_hi)
-        ax_n.set_xlabel("records per file n\n(a batch: the n where theory = its expected rate)")
+        label_log_axis(ax_n.xaxis)
+        ax_n.set_xlabel("keys in the filter (records per file)")
         ax_n.set_title("FP rate vs records per file")
         ax_t.set_xlabel("table size before the batch (records)")
         ax_t.xaxis.set_major_formatter(_kilo)
@@ -310,7 +312,10 @@ def fp_rate_figure(df: pd.DataFrame,
                 if lab not in labels:
                     handles.append(h)
                     labels.append(lab)
-        fig.legend(handles, labels, loc="outside lower center", ncols=2, fontsize=7)
+        # long entries one to a row: two to a row ran off both edges of the figure
+        wide = max((len(lab) for lab in labels), default=0) > 50
+        fig.legend(handles, labels, loc="outside lower center", ncols=1 if wide else 2,
+                   fontsize=7)
     return fig
 
 
@@ -349,7 +354,9 @@ def files_read_figure(df: pd.DataFrame) -> Figure:
         for ax in (ax_f, ax_b):
             ax.set_xlabel("table size before the batch (records)")
             ax.xaxis.set_major_formatter(_kilo)
-            ax.set_ylim(bottom=0)
+            ax.yaxis.set_major_formatter(FuncFormatter(_kilo))  # 374k, not 374000
+            # headroom: the legend sits above the lines, not on them
+            ax.set_ylim(bottom=0, top=ax.get_ylim()[1] * 1.25 if ax.lines else None)
         ax_f.set_ylabel("data files read to tag the batch (files)")
         ax_b.set_ylabel("bytes read to tag the batch (MiB)")
         ax_f.set_title("files read per batch (counted)")
@@ -393,9 +400,10 @@ def has_scale(df: pd.DataFrame) -> bool:
 def scale_figure(df: pd.DataFrame) -> Figure | None:
     """Cost vs table size (the RFC-29 curve): files read and tag seconds per upsert batch.
 
-    x: records in the table before the batch (log). Left: data files read to tag the
-    batch (counted in real and simulated runs; bloom grows with the table, bucket indexes
-    read none: 0 is drawn on the dotted floor line). Right: tag seconds, measured
+    x: records in the table before the batch (log when they span a decade). Left: data
+    files read to tag the batch (counted in real and simulated runs; bloom reads every
+    candidate file, so it follows the table's file count; bucket indexes read none: 0 is
+    drawn on the dotted floor line). Right: tag seconds, measured
     (``tag_s``) for real series, modelled (``model_tag_s``) for simulated ones. Upsert
     batches ≥ 1 only (the initial load tags nothing). None without such a curve.
     """
@@ -423,17 +431,27 @@ def scale_figure(df: pd.DataFrame) -> Figure | None:
             if tag.notna().any():
                 ax_t.plot(pts["table_records"], tag, **kw, gid=f"tag_s:{label}",
                           label=f"{label}: {'modelled' if modelled else 'measured'}")
-        for ax in (ax_f, ax_t):
-            ax.set_xscale("log")
-            ax.set_yscale("log")
-            ax.set_xlabel("table size before the batch (records, log)")
-            for axis in (ax.xaxis, ax.yaxis):  # plain numbers (0.2, 5k), not 2×10⁻¹
-                axis.set_major_formatter(_log_label)
-                axis.set_minor_formatter(_log_minor_labels(axis))
+        sizes = pd.concat([p["table_records"] for *_x, p in series])
+        wide = bool(len(sizes)) and float(sizes.max()) >= 10 * float(sizes.min())
         top = max([SCALE_ZERO_FILES * 20]
                   + [float(p["files_read"].max()) * 2 for *_x, p in series
                      if p["files_read"].notna().any()])
         ax_f.set_ylim(SCALE_ZERO_FILES * 0.3, top)
+        for ax in (ax_f, ax_t):
+            ax.set_yscale("log")
+            label_log_axis(ax.yaxis)
+        # a count of files has no ticks under 1 (0 is the dotted line, labelled)
+        ax_f.yaxis.set_major_formatter(FuncFormatter(
+            lambda v, _pos=None: _log_label(v) if v >= 1 else ""))
+        for ax in (ax_f, ax_t):
+            # a log x only when the sizes span a decade or more (a sweep); a comparison's
+            # few batches (100k to 180k) get a linear axis with a label at every tick
+            if wide:
+                ax.set_xscale("log")
+                label_log_axis(ax.xaxis)
+            else:
+                ax.xaxis.set_major_formatter(_kilo)
+            ax.set_xlabel("table size before the batch (records" + (", log)" if wide else ")"))
         ax_f.axhline(SCALE_ZERO_FILES, color="grey", lw=0.6, ls=":")
         if zeros:
             ax_f.text(0.99, SCALE_ZERO_FILES * 0.9, "0 files read (drawn on the dotted line)",
@@ -464,9 +482,27 @@ PHASES = [("generate_s", "generate", 0.2, "..."), ("validate_s", "validate", 0.3
           ("other_s", "other (plan, index update, ...)", 0.12, "///")]
 
 
+def seconds_unit(seconds: float) -> tuple[str, float]:
+    """The unit a panel of seconds reads best in: (name, seconds per unit)."""
+    for unit, div, upto in (("s", 1.0, 120), ("min", 60.0, 7200), ("h", 3600.0, 172800)):
+        if seconds < upto:
+            return unit, div
+    return "days", 86400.0
+
+
+def human_seconds(seconds: float) -> str:
+    """``8.6 s``, ``2.7 min``, ``28 h``: a duration as a reader says it."""
+    unit, div = seconds_unit(seconds)
+    v = seconds / div
+    return f"{v:.2g} {unit}" if v < 10 else f"{v:,.0f} {unit}"
+
+
 def latency_figure(df: pd.DataFrame) -> Figure:
     """Seconds per batch stacked by phase: generate, validate, precombine, tag, write,
-    commit (and the rest of total_s)."""
+    commit (and the rest of total_s). Each index has its own y scale, in the unit that
+    reads best (s, min, h): on one shared scale bloom's batches (100,000 s in a sim at
+    100M keys) flattened the bucket indexes' phases to nothing. The total above each bar
+    keeps the indexes comparable."""
     df = _frame(df)
     series = list(iter_series(df))
     if not series:
@@ -476,7 +512,7 @@ def latency_figure(df: pd.DataFrame) -> Figure:
     ncols = min(2, len(series))
     nrows = math.ceil(len(series) / ncols)
     with style.paper():
-        fig, axes = style.figure(nrows, ncols, height=2.6, sharey=True)
+        fig, axes = style.figure(nrows, ncols, height=2.6)
         flat = axes.ravel()
         any_model = False
         for ax, (label, name, g) in zip(flat, series, strict=False):
@@ -488,35 +524,39 @@ def latency_figure(df: pd.DataFrame) -> Figure:
             known = sum(parts.values())
             parts["other_s"] = np.clip(np.nan_to_num(total.to_numpy() - known, nan=0.0), 0,
                                        None)
+            top = float(np.nanmax(np.maximum(total.to_numpy(dtype=float), known)))
+            unit, div = seconds_unit(top if np.isfinite(top) else 0.0)
             x = np.arange(len(g))
             bottom = np.zeros(len(g))
             for col, _name, alpha, hatch in PHASES:
-                ax.bar(x, parts[col], bottom=bottom, color=color, alpha=alpha, hatch=hatch,
-                       edgecolor=color, linewidth=0.8 if modelled else 0.5, width=0.75,
-                       linestyle="--" if modelled else "-")
-                bottom += parts[col]
-            if len(g) <= 12:  # total_s on each bar: a short bar stays readable on sharey
+                ax.bar(x, parts[col] / div, bottom=bottom, color=color, alpha=alpha,
+                       hatch=hatch, edgecolor=color, linewidth=0.8 if modelled else 0.5,
+                       width=0.75, linestyle="--" if modelled else "-")
+                bottom += parts[col] / div
+            if len(g) <= 12:  # each bar's total, in human units
                 for xi, t in zip(x, total.to_numpy(), strict=True):
                     if np.isfinite(t):
-                        ax.text(xi, t, f"{t:.2g}s", ha="center", va="bottom", fontsize=6,
-                                color=color)
+                        ax.text(xi, t / div, human_seconds(t), ha="center", va="bottom",
+                                fontsize=6.5, color=color)
+                ax.set_ylim(0, max(ax.get_ylim()[1], 1.12 * top / div) if top > 0 else 1)
             ax.set_xticks(x, [str(int(b)) for b in g["batch"]])
             ax.set_xlabel("batch (0 = initial load)")
+            ax.set_ylabel(f"per batch ({unit})")
             kind = "modelled seconds (model_*)" if modelled else \
                 "measured seconds; its own upsert drawn as write" if is_peer_series(g) else \
                 "measured seconds"
             ax.set_title(f"{label}\n{kind}", color=color, fontsize=8.5)
         for ax in flat[len(series):]:
             ax.set_axis_off()
-        for ax in axes[:, 0]:
-            ax.set_ylabel("seconds per batch (s)")
         handles = [Patch(facecolor="grey", alpha=a, hatch=h, edgecolor="grey", label=n)
                    for _c, n, a, h in PHASES]
         if any_model:
             handles.append(Patch(facecolor="none", edgecolor="grey", linestyle="--",
                                  label="(sim): modelled seconds, not measured"))
-        fig.legend(handles=handles, loc="outside upper center", ncols=len(handles),
-                   fontsize=7)
+        # four to a row: a longer (sim) legend wraps instead of running off both edges
+        fig.legend(handles=handles, loc="outside upper center", ncols=min(4, len(handles)),
+                   fontsize=7, title="each index on its own scale; the number on a bar is "
+                   "its total", title_fontsize=7)
     return fig
 
 
@@ -570,7 +610,10 @@ def bucket_size_figure(df: pd.DataFrame,
                 s = bucket_stats(counts)
                 ax.bar(np.arange(len(counts)), counts, width=1.0, color=color,
                        edgecolor=color, linewidth=0.2)
-                ax.axhline(s["mean"], color="black", lw=0.8, ls="--", label="mean")
+                ax.axhline(s["mean"], color="black", lw=0.8, ls="--",
+                           label=f"mean: {s['mean']:,.0f} records")
+                ax.legend(fontsize=7, loc="upper right")
+                ax.set_ylim(0, 1.25 * float(counts.max()) if len(counts) else 1)  # legend room
                 ax.set_xlabel("bucket file groups, sorted by size (rank)")
                 src = "latest snapshot"
             else:
@@ -586,7 +629,10 @@ def bucket_size_figure(df: pd.DataFrame,
                 src = "last batch metrics"
             ax.set_ylabel("records per bucket (records)")
             ax.set_ylim(bottom=0)
-            ax.set_title(f"{label}: {int(s['buckets'])} buckets ({src})\n"
+            ax.yaxis.set_major_formatter(FuncFormatter(_kilo))  # 1.5M, not 1e6 offsets
+            # three short lines: a long series label and "(last batch metrics)" on one
+            # line ran past both edges of a two-column figure
+            ax.set_title(f"{label}\n{int(s['buckets']):,} buckets ({src})\n"
                          f"max/mean = {s['max_over_mean']:.2f}, CoV = {s['cov']:.3f}",
                          color=color, fontsize=8.5)
         for ax in flat[len(labels):]:
@@ -764,8 +810,9 @@ def rescale_figure(df: pd.DataFrame) -> Figure | None:
         seen = list(dict.fromkeys((lab, _index_of(g)) for (lab, _m), g in groups))
         fig.legend(handles=[Patch(color=style.index_color(n), label=lab) for lab, n in seen],
                    loc="outside lower center", ncols=min(4, len(seen)), fontsize=7)
-        fig.suptitle("rescale and resize cost per index and mode (median; dots = runs)",
-                     fontsize=9)
+        several = any(len(g) > 1 for _k, g in groups)
+        fig.suptitle("rescale and resize cost per index and mode"
+                     + (" (bars: median; dots: each run)" if several else ""), fontsize=9)
     return fig
 
 

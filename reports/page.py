@@ -21,6 +21,7 @@ from reports import figures as F
 from reports import style
 from reports.data import RunData, is_sim, load
 from reports.query import has_queries, query_figure, query_table
+from tableformat.metrics import is_count_column
 
 
 @dataclass(frozen=True)
@@ -46,8 +47,11 @@ FIGURES: list[FigureSpec] = [
                "modelled (model_bytes_read).", lambda r: F.files_read_figure(r.df)),
     FigureSpec("scale.png", "Cost vs table size",
                "Files read (counted) and tag seconds per upsert batch (≥ 1) against the "
-               "table size before the batch, both log scale: bloom's files read grow with "
-               "the table, bucket indexes read none (drawn on the dotted 0 line). Tag "
+               "table size before the batch (log scales; x linear when the sizes span "
+               "less than a decade): bloom reads every candidate file, so its line follows "
+               "the table's file count (flat while batches only top up existing files, "
+               "growing over a sweep of table sizes); bucket indexes read none (drawn on "
+               "the dotted 0 line). Tag "
                "seconds are measured (tag_s) for real runs and modelled (model_tag_s) for "
                "simulated ones, drawn dashed. Drawn only when a series has at least two "
                "such batches.", lambda r: F.scale_figure(r.df)),
@@ -82,13 +86,13 @@ FIGURES: list[FigureSpec] = [
     FigureSpec("query.png", "Queries",
                "indexbench query over each index's table. (a) Data files read per key "
                "looked up (files_read_per_key); hatched: files read that held none of the "
-               "keys looked up in them (fp_file_reads, bloom's false positives), beside "
-               "p50 and p99 seconds per key batch (one Spark job each). (b) Shuffle write "
-               "bytes and (c) seconds of each group-by and join (and lookup) per index "
-               "and plan: bucket-aware plans solid, Spark's default plan hatched; 'no "
+               "keys looked up in them (fp_file_reads, 'FP': bloom's false positives). "
+               "(b) p50 and p99 seconds per key batch (one Spark job each). (c) Shuffle "
+               "write bytes and (d) seconds of each group-by and join (and lookup) per "
+               "index and plan: bucket-aware plans solid, Spark's default plan hatched; 'no "
                "Exchange' marks plans that executed without a shuffle. Bars: median of "
-               "an index's rows (runs, tables); dots: the rows. Drawn only when query "
-               "rows exist.", lambda r: query_figure(r.df)),
+               "an index's rows (runs, tables); dots: the rows, when there are several. "
+               "Drawn only when query rows exist.", lambda r: query_figure(r.df)),
     FigureSpec("write_read.png", "Write cost against read cost",
                "Per index and table type (compare --table-types cow,mor): (a) write "
                "seconds per upsert batch, compactions spread over the batches, against "
@@ -171,7 +175,10 @@ def index_summary(g: pd.DataFrame) -> pd.DataFrame:
             and pd.api.types.is_numeric_dtype(up[c]) and up[c].notna().any()]
     rows = {}
     for c in cols:
-        rows[c] = {MEDIAN_COL: later[c].median(),
+        median = later[c].median()
+        if is_count_column(c) and pd.notna(median):  # a count's median is a count
+            median = math.floor(median + 0.5)
+        rows[c] = {MEDIAN_COL: median,
                    TOTAL_COL: up[c].sum() if _additive(c) else float("nan"),
                    "last batch": up[c].iloc[-1] if len(up) else float("nan")}
     return pd.DataFrame.from_dict(rows, orient="index")

@@ -141,8 +141,8 @@ def _files_per_key(ax: Axes, lookups: pd.DataFrame) -> None:
                    edgecolor="black", linewidth=0.5, gid=f"fp_file_reads:{s}")
         _dots(ax, i, per_key)
         note = f"{total:.3g}"
-        if fp_reads.notna().any():
-            note += f"\n{_median(fp_reads):,.0f} FP reads"
+        if fp_reads.notna().any():  # short: a neighbour's label must not run into it
+            note += f"\n{_median(fp_reads):,.0f} FP"
         ax.text(i, total, note, ha="center", va="bottom", fontsize=6)
         drawn += 1
     if not drawn:
@@ -156,11 +156,11 @@ def _files_per_key(ax: Axes, lookups: pd.DataFrame) -> None:
     ax.legend(handles=[
         Patch(facecolor="white", edgecolor="black", label="held a key looked up"),
         Patch(facecolor="white", edgecolor="black", hatch=FP_HATCH,
-              label="held none (fp_file_reads)")], fontsize=6.5, loc="upper right")
+              label="held none: FP (fp_file_reads)")], fontsize=6.5, loc="upper right")
 
 
 def _latency(ax: Axes, lookups: pd.DataFrame) -> None:
-    """(a') p50 (solid) and p99 (light) seconds per key batch, per series."""
+    """(b) p50 (solid) and p99 (light) seconds per key batch, per series."""
     series = list(pd.unique(lookups["series"]))
     cols = [("latency_p50_s", "p50", 1.0), ("latency_p99_s", "p99", 0.4)]
     all_vals = np.concatenate([_num(lookups, c).to_numpy() for c, *_ in cols])
@@ -181,12 +181,13 @@ def _latency(ax: Axes, lookups: pd.DataFrame) -> None:
             _dots(ax, x, vals)
     ax.set_xticks(range(len(series)), [str(s) for s in series], fontsize=7, rotation=30,
                   ha="right")
-    ax.set_ylim(bottom=0)
+    # headroom above the tallest bar: the legend sits there, never on a bar
+    ax.set_ylim(bottom=0, top=float(np.nanmax(all_vals)) / factor * 1.35)
     ax.set_ylabel(f"latency per key batch ({unit})")
-    ax.set_title("(a) lookup: seconds per key batch", fontsize=9)
+    ax.set_title("(b) lookup: seconds per key batch", fontsize=9)
     ax.legend(handles=[Patch(facecolor="grey", edgecolor="black", label="p50"),
                        Patch(facecolor="grey", alpha=0.4, edgecolor="black", label="p99")],
-              fontsize=6.5, loc="upper left")
+              fontsize=6.5, loc="upper center", ncols=2)
 
 
 def _per_query(ax: Axes, groups: list[tuple[str, str, str, pd.DataFrame]], col: str,
@@ -227,10 +228,11 @@ def query_figure(df: pd.DataFrame) -> Figure | None:
     """What a reader of each index's table pays (``indexbench query`` rows).
 
     Top: lookups, (a) data files read per key looked up (files that held none of the keys
-    looked up in them hatched) and p50/p99 seconds per key batch. Bottom: (b) shuffle
-    write bytes and (c) seconds of each query per index and plan, bucket-aware solid,
+    looked up in them hatched) and (b) p50/p99 seconds per key batch. Bottom: (c) shuffle
+    write bytes and (d) seconds of each query per index and plan, bucket-aware solid,
     Spark's default plan hatched. Bars are the median of a series' rows (runs, tables),
-    dots the rows. None when there are no query rows.
+    dots the rows when there are several (and the title says so only then). None when
+    there are no query rows.
     """
     df = _frame(df)
     if not has_queries(df):
@@ -252,9 +254,9 @@ def query_figure(df: pd.DataFrame) -> Figure | None:
                        BYTE_UNITS, no_exchange=True)
         else:
             _empty(ax_s, "no group-by or join queries")
-        ax_s.set_title("(b) shuffle bytes per query", fontsize=9)
+        ax_s.set_title("(c) shuffle bytes per query", fontsize=9)
         _per_query(ax_t, _groups(q), "total_s", "time per query", TIME_UNITS)
-        ax_t.set_title("(c) seconds per query", fontsize=9)
+        ax_t.set_title("(d) seconds per query", fontsize=9)
         seen = list(dict.fromkeys((str(s), str(i)) for s, i in
                                   q[["series", "index"]].itertuples(index=False)))
         handles = [Patch(color=style.index_color(i), label=s) for s, i in seen]
@@ -272,8 +274,10 @@ def query_figure(df: pd.DataFrame) -> Figure | None:
                     for p in sorted(plans - set(PLAN_ORDER))]
         fig.legend(handles=handles, loc="outside lower center",
                    ncols=min(4, len(handles)), fontsize=7)
-        fig.suptitle("queries over each index's table (median of runs/tables; dots = rows)",
-                     fontsize=9)
+        several = bool(q.groupby(["series", "query", "plan"], dropna=False).size().gt(1).any())
+        fig.suptitle("queries over each index's table" + (
+            " (bars: median of runs and tables; dots: each of them)" if several else ""),
+            fontsize=9)
     return fig
 
 

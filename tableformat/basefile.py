@@ -53,6 +53,21 @@ class BaseFileName:
         return cls(m["file_id"], m["token"], m["instant"])
 
 
+def task_write_token(task_context) -> str:
+    """A write task's token, ``{partitionId}-0-{attemptNumber}`` from its Spark
+    ``TaskContext`` (duck-typed: no pyspark import here).
+
+    Hudi's is ``{partitionId}-{stageId}-{taskAttemptId}``: the same three numeric fields,
+    which Hudi's file-name parsing accepts. The middle one is 0 here, not Spark's stage
+    id, and the last the task's attempt number, not its application-wide attempt id: the
+    token is part of ``_hoodie_file_name`` in every row, so a number that grows with the
+    jobs the Spark application ran before would change a file's compressed bytes and,
+    through Hudi's byte-based file sizing, every count after it (docs/results.md,
+    "Repeatable counters"). The attempt number still keeps a retried task's file apart
+    from the failed attempt's, which is what the token is for."""
+    return f"{task_context.partitionId()}-0-{task_context.attemptNumber()}"
+
+
 def new_file_id() -> str:
     """A non-bucket file group id, as Hudi makes them: a random uuid + ``-0``."""
     return f"{uuid.uuid4()}-0"

@@ -17,8 +17,10 @@ from importlib import metadata as importlib_metadata
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
+from tableformat.errors import IndexBenchError
 from tableformat.rows import MEASURED_ONLY
 
 CONTRACT_COLUMNS = [
@@ -89,17 +91,45 @@ def existing_rows(out_dir: str | os.PathLike) -> list[dict[str, Any]]:
     return pd.read_parquet(p).to_dict("records") if p.exists() else []
 
 
-def read_metrics(path: str | os.PathLike) -> pd.DataFrame:
-    """Read a metrics directory (or file) and check it against the contract."""
+METRICS_DIR = ("a metrics directory holds metrics.parquet or metrics.csv, as `indexbench "
+               "run`, `compare`, `sim` and `query` write them under --out")
+
+
+def metrics_file(path: str | os.PathLike) -> Path:
+    """The metrics file of a directory (parquet preferred), or ``path`` itself when it
+    names a ``.parquet``/``.csv`` file; anything else is refused saying what a metrics
+    directory is (``indexbench report README.md`` is not a pandas parser error)."""
     p = Path(path)
     if p.is_dir():
-        p = p / "metrics.parquet" if (p / "metrics.parquet").exists() else p / "metrics.csv"
+        for name in ("metrics.parquet", "metrics.csv"):
+            if (p / name).exists():
+                return p / name
+        raise IndexBenchError(f"{path}: no metrics.parquet or metrics.csv in this directory; "
+                              f"{METRICS_DIR}")
     if not p.exists():
-        raise FileNotFoundError(f"no metrics.parquet or metrics.csv in {path}")
-    df = pd.read_parquet(p) if p.suffix == ".parquet" else pd.read_csv(p)
+        raise IndexBenchError(f"{path}: no such directory; {METRICS_DIR}")
+    if p.suffix not in (".parquet", ".csv"):
+        raise IndexBenchError(f"{path}: a file, not a metrics directory; {METRICS_DIR}")
+    return p
+
+
+def read_metrics_file(p: Path) -> pd.DataFrame:
+    """A metrics file's rows; a file that does not parse is refused in one line."""
+    try:
+        return pd.read_parquet(p) if p.suffix == ".parquet" else pd.read_csv(p)
+    except Exception as exc:  # noqa: BLE001 (pyarrow's and pandas' parser errors vary)
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise IndexBenchError(f"{p}: not a metrics file ({first}); {METRICS_DIR}") from None
+
+
+def read_metrics(path: str | os.PathLike) -> pd.DataFrame:
+    """Read a metrics directory (or file) and check it against the contract."""
+    p = metrics_file(path)
+    df = read_metrics_file(p)
     missing = [c for c in CONTRACT_COLUMNS if c not in df.columns]
     if missing:
-        raise ValueError(f"{p}: not a metrics file of this contract, missing columns: {missing}")
+        raise IndexBenchError(f"{p}: not a metrics file of this contract, missing columns: "
+                              f"{missing}")
     return df
 
 
@@ -147,7 +177,8 @@ SUMMARY_COLUMNS = ["tag_s", "write_s", "total_s", "files_read", "bytes_read",
 
 
 def summary(df: pd.DataFrame) -> pd.DataFrame:
-    """Median per index of the upsert batches after the initial load (batch ≥ 1)."""
+    """Median per index of the upsert batches after the initial load (batch ≥ 1); the
+    median of a count (:func:`is_count_column`) is rounded to a whole number, half up."""
     if "operation" in df.columns:  # rescale rows are not upsert batches
         df = df[df["operation"].fillna("upsert") == "upsert"]
     upserts = df[(df["batch"] >= 1)] if (df["batch"] >= 1).any() else df
@@ -155,7 +186,12 @@ def summary(df: pd.DataFrame) -> pd.DataFrame:
     # simulated series: their seconds and bytes are modelled (model_* columns)
     cols += [f"model_{c}" for c in ("tag_s", "write_s", "total_s", "bytes_read")
              if f"model_{c}" in df.columns]
-    return upserts.groupby(series_of(upserts), sort=False)[cols].median()
+    values = upserts[cols].apply(pd.to_numeric, errors="coerce")  # None: empty, not object
+    medians = values.groupby(series_of(upserts), sort=False).median()
+    for col in cols:  # a count's median is a count: 10,847.5 false positives read 10,848
+        if is_count_column(col):
+            medians[col] = np.floor(medians[col] + 0.5)
+    return medians
 
 
 def series_of(df: pd.DataFrame) -> pd.Series:
@@ -166,3 +202,14 @@ def series_of(df: pd.DataFrame) -> pd.Series:
         mor = df["table_type"].astype("string").eq("mor").fillna(False).astype(bool)
         labels = labels.where(~mor, labels + " (mor)")
     return labels.rename("index")
+
+
+# Suffixes of the columns that are not counts (seconds, rates, means and ratios).
+NOT_COUNT_SUFFIXES = ("_s", "_rate", "_mean", "_cov", "_per_key", "_per_file", "_theory",
+                      "_ratio", "_amplification")
+
+
+def is_count_column(name: str) -> bool:
+    """Whether a metrics column counts things (records, files, bytes, probes): its
+    median is shown as a whole number. Seconds, rates, means and ratios are not."""
+    return not name.endswith(NOT_COUNT_SUFFIXES)

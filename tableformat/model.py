@@ -20,10 +20,16 @@ from tableformat.commit_metadata import COMMIT, DELTA_COMMIT, REPLACE
 from tableformat.hudi_log.constants import BASE_LOG_VERSION
 from tableformat.hudi_log.names import LogFileName
 from tableformat.sizing import CommitTotals
-from tableformat.table import FileSlice, LogFile, Snapshot, format_instant, parse_instant
+from tableformat.table import (
+    FIRST_INSTANT,
+    FileSlice,
+    LogFile,
+    Snapshot,
+    format_instant,
+    parse_instant,
+)
 from tableformat.table_type import COPY_ON_WRITE, MERGE_ON_READ
 
-FIRST_INSTANT = "20260101000000000"
 SIM_WRITE_TOKEN = "0-0-0"  # a log file name's write token (no Spark task wrote it)
 
 

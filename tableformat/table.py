@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -72,6 +71,11 @@ UPSERT_STATS_SCHEMA = WRITE_STATS_SCHEMA + (
 IDENTITY_KEYS = (KEY_FIELD, PARTITION_FIELD, ORDERING_FIELD, INDEX_NAME, TABLE_TYPE)
 # completed actions on the timeline (a compaction completes as a ``commit``)
 COMPLETED_ACTIONS = (COMMIT, DELTA_COMMIT, REPLACE)
+
+
+# The first instant of a table, and of the simulator's model table: instants come from a
+# benchmark clock, not the wall clock (Table.new_instant says why).
+FIRST_INSTANT = "20260101000000000"
 
 
 def format_instant(ms: int) -> str:
@@ -348,10 +352,18 @@ class Table:
         return self._commit_cache[key]
 
     def new_instant(self) -> str:
-        """A fresh instant, strictly after every instant on the timeline."""
+        """A fresh instant: 1 ms after every instant on the timeline (rolled-back ones
+        included) and after :data:`FIRST_INSTANT`.
+
+        A benchmark clock, not the wall clock, as Hudi lets a writer choose its instant
+        (``startCommitWithTime``): the instant is in every row (``_hoodie_commit_time``,
+        ``_hoodie_commit_seqno``), so wall-clock digits changed a file's compressed bytes
+        from one run to the next and, through Hudi's byte-based file sizing (average
+        record size, small-file top-up), the counts after them. With this clock the same
+        workload writes the same bytes, and the same instants as the simulator."""
         last = max((parse_instant(n[:17]) for n in self._timeline_files() if n[:17].isdigit()),
-                   default=0)
-        ms = max(int(time.time() * 1000), last + 1, self._last_instant_ms + 1)
+                   default=parse_instant(FIRST_INSTANT))
+        ms = max(last + 1, self._last_instant_ms + 1)
         self._last_instant_ms = ms
         return format_instant(ms)
 

@@ -133,9 +133,37 @@ def no_spark(monkeypatch):
     (["compare", "--set", "novalue"], "key=value"),
     (["verify", "/nonexistent/table"], "no table here"),
     (["rescale", "/nonexistent/table"], "no table at"),
+    # where the run writes: a file given as a directory, a path below a file, a URI whose
+    # file system cannot be reached (FILE: a file that exists)
+    (["run", "--index", "bloom", "--out", "FILE"], "--out FILE: a file, not a directory"),
+    (["compare", "--indexes", "bloom", "--out", "FILE"], "--out FILE: a file"),
+    (["sim", "--index", "bloom", "--out", "FILE"], "--out FILE: a file"),
+    (["run", "--index", "bloom", "--table", "FILE"], "--table FILE: a file"),
+    (["run", "--index", "bloom", "--table", "FILE/t"], "FILE is a file"),
+    (["run", "--index", "bloom", "--table", "nofs://x/t"], "cannot reach its file system"),
+    (["report", "FILE"], "FILE: a file, not a metrics directory; a metrics directory holds "
+                         "metrics.parquet"),
+    (["report", "/nonexistent/run"], "no such directory"),
+    # a typo gets the closest names
+    (["compare", "--indexes", "bloom,simple-buckt"], "(did you mean simple-bucket?)"),
+    (["run", "--index", "bloom", "--set", "hoodie.index.bloom.fp=0.1"],
+     "did you mean hoodie.index.bloom.fpp"),
+    (["run", "--index", "bloom", "--set", "blom:hoodie.index.bloom.fpp=0.1"],
+     "unknown index 'blom' (did you mean bloom?)"),
+    (["run", "--index", "bloom", "--workload", "unifrom"], "(did you mean uniform?)"),
+    (["run", "--index", "bloom", "--workload", "FILE"], "workload file FILE: not TOML"),
+    # a refused size names the flag typed
+    (["run", "--index", "bloom", "--batch-size", "-5"], "--batch-size: must be >= 0"),
+    (["compare", "--initial-records", "-1"], "--initial-records: must be >= 0"),
 ])
 def test_bad_input_is_refused_before_spark_starts(no_spark, capsys, tmp_path, argv, message):
-    rc = cli.main([*argv, *(["--out", str(tmp_path)] if argv[0] != "verify" else [])])
+    file = tmp_path / "README.md"
+    file.write_text("# A README\nnot a metrics directory, nor TOML\n")
+    argv = [a.replace("FILE", str(file)) for a in argv]
+    message = message.replace("FILE", str(file))
+    extra = [] if argv[0] in ("verify", "report") or "--out" in argv else \
+        ["--out", str(tmp_path / "o")]
+    rc = cli.main([*argv, *extra])
     out = capsys.readouterr()
     assert rc == 2
     # one line on stderr, nothing on stdout
@@ -149,12 +177,31 @@ def test_usage_errors_and_foreign_tables_are_one_line_and_exit_2(no_spark, capsy
     assert exit_.value.code == 2
     err = capsys.readouterr().err
     assert err.startswith("error: indexbench run: argument --index") and err.count("\n") == 1
+    with pytest.raises(SystemExit):
+        cli.main(["run", "--index", "blom"])
+    err = capsys.readouterr().err
+    assert "(did you mean bloom?)" in err and "indexbench list" in err and err.count("\n") == 1
     foreign = tmp_path / "hudi_table" / ".hoodie"  # written by Hudi, not by indexbench
     foreign.mkdir(parents=True)
     (foreign / "hoodie.properties").write_text("hoodie.table.name=t\nhoodie.table.version=6\n")
     assert cli.main(["verify", str(foreign.parent)]) == 2
     out = capsys.readouterr()
     assert out.err.startswith("error: hoodie.properties lacks") and not out.out
+
+
+def test_a_table_of_another_index_is_refused_before_spark_starts(no_spark, capsys, tmp_path):
+    """``run`` into an output directory whose table another index created (or the same
+    index with other parameters): refused before Spark, naming the property."""
+    from indexbench.driver import open_table
+
+    open_table(str(tmp_path / "tables" / "bloom"), "simple-bucket")
+    assert cli.main(["run", "--index", "bloom", "--out", str(tmp_path)]) == 2
+    out = capsys.readouterr()
+    assert "created with index 'simple-bucket', not 'bloom'" in out.err and not out.out
+    open_table(str(tmp_path / "t2"), "bloom")
+    assert cli.main(["run", "--index", "bloom", "--table", str(tmp_path / "t2"), "--out",
+                     str(tmp_path / "o2"), "--set", "hoodie.index.bloom.fpp=0.5"]) == 2
+    assert "hoodie.index.bloom.fpp" in capsys.readouterr().err
 
 
 def test_a_failure_that_is_not_an_input_error_is_one_line_and_exits_1(monkeypatch, capsys):

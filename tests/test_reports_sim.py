@@ -190,7 +190,16 @@ def test_scale_figure_is_the_rfc29_curve(real_dir, sim_small, sim_large):
     run = reports.load([real_dir, sim_small, sim_large])
     fig = F.scale_figure(run.df)
     ax_f, ax_t = fig.axes[:2]
-    assert ax_f.get_xscale() == ax_f.get_yscale() == "log" == ax_t.get_yscale()
+    assert ax_f.get_yscale() == "log" == ax_t.get_yscale()
+    sizes = run.df.loc[run.df["batch"] >= 1, "table_records"]  # (of the rows drawn)
+    wide = sizes.max() >= 10 * sizes[sizes > 0].min()
+    assert ax_f.get_xscale() == ("log" if wide else "linear")
+    fig.canvas.draw()
+    for axis in (ax_f.xaxis, ax_f.yaxis, ax_t.xaxis, ax_t.yaxis):  # never one lone label
+        lo, hi = sorted(axis.get_view_interval())
+        shown = [t for t in axis.get_ticklabels() if t.get_text()
+                 and lo <= t.get_position()[axis is ax_f.yaxis or axis is ax_t.yaxis] <= hi]
+        assert len(shown) >= 2, [t.get_text() for t in axis.get_ticklabels()]
     lines = {ln.get_gid(): ln for ax in (ax_f, ax_t) for ln in ax.lines if ln.get_gid()}
     for d in (sim_small, sim_large):
         bloom = lines[f"files_read:bloom (sim) · {d.name}"]

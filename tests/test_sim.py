@@ -138,3 +138,34 @@ def test_sim_refuses_a_workload_with_deletes(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "does not model deletes" in err and "Traceback" not in err
     assert not any((tmp_path / d).exists() for d in "abc")  # nothing ran
+
+
+def test_a_scale_that_makes_a_table_of_tiny_files_is_named():
+    """At the default 1/1000, a 100M-key bloom table has hundreds of thousands of files:
+    one line says so, with the --set that gives Hudi's true sizing; a table that is not
+    (the default comparison's, or Hudi's sizing) gets none."""
+    bloom = indexes.get("bloom")
+    (note,) = bloom.size_notes(100_000_000, 250)
+    assert "indexbench.scale 1/1000" in note and "at least 198,682 files" in note
+    assert "--set bloom:indexbench.scale=1 gives Hudi's true sizing (120 MiB files)" in note
+    assert bloom.size_notes(200_000, 250) == []
+    assert indexes.get("bloom", **{"indexbench.scale": "1"}).size_notes(10**9, 250) == []
+    assert all(indexes.get(n).size_notes(10**9, 250) == [] for n in indexes.names()
+               if n != "bloom")
+
+
+def test_sim_prints_the_note_and_keeps_it_in_run_json(tmp_path, capsys, monkeypatch):
+    import json
+
+    import indexes.bloom
+    from indexbench import cli
+
+    monkeypatch.setattr(indexes.bloom, "MANY_FILES", 10)  # a small table stands in
+    out = tmp_path / "o"
+    assert cli.main(["sim", "--indexes", "bloom,simple-bucket", "--initial-records", "20000",
+                     "--batches", "1", "--batch-size", "1000", "--out", str(out),
+                     "--no-report"]) == 0
+    lines = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("note:")]
+    assert len(lines) == 1 and lines[0].startswith("note: bloom: at indexbench.scale 1/1000")
+    notes = json.loads((out / "run.json").read_text())["notes"]
+    assert notes == [lines[0].removeprefix("note: ")]

@@ -16,6 +16,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from tableformat.suggest import did_you_mean
+
 DISTRIBUTIONS = ("uniform", "zipfian", "scrambled_zipfian", "latest", "hotspot", "sequential")
 KEY_FORMATS = ("uuid", "time-ordered", "ycsb")
 GROWTHS = ("constant", "accelerating")
@@ -249,11 +251,17 @@ def load(name_or_path: str | Path, **overrides: Any) -> Workload:
     if s.endswith(".toml") or p.is_file():
         if not p.is_file():
             raise FileNotFoundError(f"workload file not found: {s}")
-        data = tomllib.loads(p.read_text(encoding="utf-8"))
+        try:
+            data = tomllib.loads(p.read_text(encoding="utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise ValueError(f"workload file {s}: not TOML ({exc}); a workload is a preset "
+                             "name (`indexbench list`) or a TOML file (docs/workloads.md)"
+                             ) from None
         w = _from_mapping(data, p.stem, str(p))
     else:
         known = presets()
         if s not in known:
-            raise ValueError(f"unknown workload preset {s!r}; known: {', '.join(known)}")
+            raise ValueError(f"unknown workload preset {s!r}{did_you_mean(s, known)}; known: "
+                             f"{', '.join(known)} (or the path of a TOML file)")
         w = known[s]
     return w.with_overrides(**overrides) if overrides else w

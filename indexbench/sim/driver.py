@@ -87,6 +87,25 @@ def model_table(w: workloads.Workload, config: WriteConfig, ratio: float = 0.0
                       table_type=config.resolved_type(None))
 
 
+def size_notes(names: list[str], w: workloads.Workload,
+               params: dict[str, dict[str, Any]] | None = None,
+               sweep: list[int] | None = None) -> list[str]:
+    """What each index says of the table this workload (its largest ``sweep`` size)
+    makes with its parameters (:meth:`RecordIndex.size_notes`): printed before a run and
+    kept in run.json's ``notes``. Records: every key the run inserts; bytes: the
+    simulator's modelled record size."""
+    records = G.total_keys(w)
+    if sweep:
+        records = max(records, round(records * max(sweep) / max(w.initial_records, 1)))
+    def index_params(n: str) -> dict[str, Any]:
+        given = dict((params or {}).get(n, {}))
+        WriteConfig.pop_from(given)  # the table's write configs are not the index's
+        return given
+
+    return [note for n in names
+            for note in indexes.get(n, **index_params(n)).size_notes(records, record_bytes(w))]
+
+
 def partition_names(w: workloads.Workload) -> list[str]:
     """Every partition a record can have, indexed by day offset + late-arrival depth."""
     return G._dt_strings(w).to_pylist()
@@ -351,7 +370,8 @@ def simulate_compare(indexes_: list[str] | None = None,
                            "workload": vars(w), "sweep": list(sweep or []),
                            "indexes": {n: _index_of(n, (params or {}).get(n)).describe()
                                        for n in names},
-                           "storage": options.get("storage", "local")})
+                           "storage": options.get("storage", "local"),
+                           "notes": size_notes(names, w, params, sweep)})
     return pd.concat(frames, ignore_index=True)
 
 
@@ -370,6 +390,13 @@ def _lane(tasks: list[tuple[str, workloads.Workload]],
             for n, p in tasks]
 
 
+def _ignore_sigint() -> None:
+    """A simulator worker's initializer: Ctrl-C is the parent's to answer."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def _parallel(tasks: list[tuple[str, workloads.Workload]], jobs: int,
               params: dict[str, dict[str, Any]] | None, out: str, run_id: str,
               options: dict[str, Any]) -> list[pd.DataFrame]:
@@ -377,7 +404,8 @@ def _parallel(tasks: list[tuple[str, workloads.Workload]], jobs: int,
     task order at the end. dynamic-rli, whose caches make it the memory-heavy one at a
     billion keys, gets a lane of its own; the other indexes share the remaining lanes, so
     two bulk loads' peaks never add up beyond one heavy and one light run."""
-    from concurrent.futures import ProcessPoolExecutor
+    import signal
+    import threading
     from multiprocessing import get_context
 
     progress = options.pop("progress", None)
@@ -387,14 +415,31 @@ def _parallel(tasks: list[tuple[str, workloads.Workload]], jobs: int,
     free = max(1, jobs - len(lanes))
     lanes += [light[j::free] for j in range(free) if light[j::free]]
     frames: dict[int, pd.DataFrame] = {}
-    with ProcessPoolExecutor(min(jobs, len(lanes)), mp_context=get_context("spawn")) as pool:
-        futures = {pool.submit(_lane, [tasks[i] for i in lane], params, run_id, options): lane
-                   for lane in lanes}
-        for f in futures:
-            for i, frame in zip(futures[f], f.result(), strict=True):
+    # The workers ignore SIGINT from birth (a spawned process inherits an ignored signal;
+    # the initializer would come too late for a Ctrl-C during their start-up): a Ctrl-C
+    # reaches the whole process group, and this process answers it (one line),
+    # terminating them rather than waiting for them.
+    main = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None
+    try:
+        pool = get_context("spawn").Pool(min(jobs, len(lanes)), initializer=_ignore_sigint)
+    finally:
+        if main:
+            signal.signal(signal.SIGINT, previous)
+    try:
+        results = {pool.apply_async(_lane, ([tasks[i] for i in lane], params, run_id,
+                                            options)): lane for lane in lanes}
+        for r, lane in results.items():
+            for i, frame in zip(lane, r.get(), strict=True):
                 frames[i] = frame
                 for row in frame.to_dict("records") if progress else []:
                     progress(row)
+        pool.close()
+    except BaseException:
+        pool.terminate()
+        raise
+    finally:
+        pool.join()
     result = [frames[i] for i in range(len(tasks))]
     m.write_metrics(out, m.existing_rows(out) + pd.concat(result).to_dict("records"))
     return result

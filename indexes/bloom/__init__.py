@@ -25,6 +25,8 @@ from tableformat.rows import measured_fp_rate
 __all__ = ["BloomIndex", "measured_fp_rate", "fraction"]
 
 DEFAULT_SCALE = 1 / 1000  # see fraction; docs/indexes/bloom.md, "Scale"
+# A scaled table expected to hold this many base files or more gets a note (size_notes).
+MANY_FILES = 10_000
 
 
 def fraction(value: object) -> float:
@@ -125,6 +127,23 @@ class BloomIndex(RecordIndex):
             record_size_estimate=p["record_size_estimate"],
             insert_split_size=self._scaled(p["insert_split_size"]),
             auto_split=p["auto_split"], estimation_threshold=p["estimation_threshold"])
+
+    def size_notes(self, records: int, record_bytes: float) -> list[str]:
+        """A scale under 1 that makes :data:`MANY_FILES` base files or more: each is a
+        candidate whose keys bloom may read, so a batch's tag cost follows the file
+        count, not Hudi's (a 100M-key table at 1/1000 has hundreds of thousands). The
+        count is a lower bound: no file holds more than the scaled max file size."""
+        cfg, scale = self.sizing(), self.params["scale"]
+        files = records * record_bytes / cfg.max_file_size
+        if scale >= 1 or files < MANY_FILES:
+            return []
+        scale_text = f"1/{round(1 / scale)}" if (1 / scale).is_integer() else f"{scale:g}"
+        true_size = self.params["max_file_size"] / 2**20
+        return [f"{self.name}: at indexbench.scale {scale_text} a base file holds "
+                f"~{cfg.max_file_size / 1000:,.0f} KB, so {records:,} records make at "
+                f"least {files:,.0f} files, each one bloom may have to read; "
+                f"--set {self.name}:indexbench.scale=1 gives Hudi's true sizing "
+                f"({true_size:,.0f} MiB files)"]
 
     def describe(self) -> dict:
         """Parameters (``hashing``: whose bit positions the filters hold), plus the sizes

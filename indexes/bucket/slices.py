@@ -112,10 +112,10 @@ def split_bucket(table: Table, file_slice: FileSlice, bucket: int,
 
 
 def task_write_token() -> str:
+    """This write task's token (:func:`tableformat.basefile.task_write_token`)."""
     from pyspark import TaskContext
 
-    tc = TaskContext.get()
-    return f"{tc.partitionId()}-{tc.stageId()}-{tc.attemptNumber()}"
+    return bf.task_write_token(TaskContext.get())
 
 
 # ---------------------------------------------------------------- Spark jobs
