@@ -92,6 +92,49 @@ class LogBlockCodec:
     track_decode_records_per_s.unit = "records/s"
 
 
+class LogAppend:
+    """The whole merge-on-read append of one file group once its records are tagged
+    (``indexbench.log_writer.append_file_group``): pre-combine, meta columns, the data
+    block, the marker and the log file on the local disk. Issue #27: >= 200k records/s
+    per core (``track_append_records_per_cpu_s``)."""
+
+    rounds, repeat = SAMPLING
+
+    params = [[20_000, 100_000]]
+    param_names = ["records"]
+
+    def setup(self, n: int) -> None:
+        import tempfile
+
+        from indexbench.log_writer import LogTarget, append_file_group
+        from indexbench.writer import MergeSpec
+
+        table, self.schema = records(n)
+        self.data = table.select(["key", "dt", "ts", "index_key", "payload"])
+        self.root = tempfile.mkdtemp(prefix="bench-append-")
+        self.spec = MergeSpec(self.root, INSTANT, "key", "dt", "ts", self.data.schema)
+        self.append, self.target, self.version = append_file_group, LogTarget, 0
+
+    def _append(self) -> None:
+        self.version += 1  # a new log file each time, as each delta commit writes one
+        self.append(self.spec, PART, FILE_ID, self.data,
+                    self.target(base_instant=INSTANT, version=self.version), "0-0-0",
+                    "avro", self.schema)
+
+    def teardown(self, n: int) -> None:
+        import shutil
+
+        shutil.rmtree(self.root, ignore_errors=True)
+
+    def time_append(self, n: int) -> None:
+        self._append()
+
+    def track_append_records_per_cpu_s(self, n: int) -> float:
+        return _best_rate(n, self._append, time.process_time)
+
+    track_append_records_per_cpu_s.unit = "records/s"
+
+
 if __name__ == "__main__":  # python -m benchmarks.bench_hudi_log [records ...]
     for n in map(int, sys.argv[1:] or ["200000"]):
         for fmt in ("avro", "parquet"):
@@ -102,3 +145,9 @@ if __name__ == "__main__":  # python -m benchmarks.bench_hudi_log [records ...]
             print(f"{fmt:8} {n:>9,} records, {len(bench.block) / n:.0f} B/record: encode "
                   f"{rates[0]:>10,.0f}/CPU s ({rates[1]:>10,.0f}/s), decode "
                   f"{rates[2]:>10,.0f}/CPU s ({rates[3]:>10,.0f}/s)")
+        append = LogAppend()
+        append.setup(n)
+        rate = _best_rate(n, append._append, time.process_time)
+        append.teardown(n)
+        print(f"append   {n:>9,} records (pre-combine, meta columns, Avro block, file): "
+              f"{rate:>10,.0f}/CPU s")
