@@ -22,6 +22,7 @@ lets go. See docs/driver.md (table services).
 from __future__ import annotations
 
 import time
+import uuid
 from typing import Any
 
 from pyspark.sql import SparkSession
@@ -114,7 +115,10 @@ def execute(spark: SparkSession, table: Table, index: RecordIndex, service: Tabl
     t0 = time.perf_counter()
     instant = table.start_instant(service.action, adapter.service_request(service, the_plan))
     counters = new_counters(spark)
-    with ShuffleMeter(spark, f"indexbench-{service.name}-{instant}") as meter:
+    # the group must be unique in the application: instants come from a benchmark
+    # clock, so two tables' services may share one (a group's jobs are all counted)
+    group = f"indexbench-{service.name}-{instant}-{uuid.uuid4().hex[:8]}"
+    with ShuffleMeter(spark, group) as meter:
         work = adapter.execute_service(service, the_plan, spark, table, instant, counters)
     work.read = {**dict(counters.value), **work.read}
     crash_if(f"{service.crash_prefix}_after_write")
