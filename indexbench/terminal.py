@@ -33,9 +33,13 @@ HEADERS = {
 LEGEND = "tag, write, total: seconds (~ modelled); files read: data files read to tag"
 
 
+def _missing(v: Any) -> bool:
+    return v is None or v is pd.NA or (isinstance(v, float) and math.isnan(v))
+
+
 def fmt_seconds(s: float | None, modelled: bool = False) -> str:
     """Seconds in at most 7 characters however long: ``0.25s``, ``12.3m``, ``28.0h``."""
-    if s is None or (isinstance(s, float) and math.isnan(s)):
+    if _missing(s):
         return "—"
     mark = "~" if modelled else ""
     if s < 100:
@@ -95,7 +99,8 @@ class BatchLines:
     def line(self, row: dict[str, Any]) -> str:
         """A batch's line; a peer's (no index) leaves the index columns empty."""
         peer = row.get("run_mode") == "peer"
-        sim = not peer and row.get("tag_s") is None  # simulated: its seconds are modelled
+        # simulated: its seconds are modelled (a row from sim --jobs has NaN, not None)
+        sim = not peer and (row.get("run_mode") == "sim" or _missing(row.get("tag_s")))
         if peer:
             tag, write = None, row.get("write_s")
         elif sim:

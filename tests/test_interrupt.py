@@ -40,7 +40,7 @@ def _interrupt_in(monkeypatch, name: str, delay: float, call: int = 2) -> None:
 # new_counters: the start of the tag phase (then bloom's footer scan, its toPandas, the
 # candidate files' key reads); write_file_groups: the write phase's merge tasks
 @pytest.mark.parametrize("phase, delay, resume", [
-    ("new_counters", 0.0, False), ("new_counters", 0.4, True),
+    ("new_counters", 0.0, False), ("new_counters", 0.4, False),
     ("write_file_groups", 0.0, False), ("write_file_groups", 0.3, True),
 ])
 def test_ctrl_c_in_the_tag_and_write_phases_prints_one_line(spark, tmp_path, capfd,

@@ -113,6 +113,9 @@ def test_simulated_and_peer_lines_keep_the_columns():
                        "run_mode": "peer"})
     assert len(sim) == len(peer) == len(lines.header())
     assert "~29.10s" in sim and "10,000,000" in sim
+    from_a_worker = lines.line({"index": "bloom", "batch": 1, "records": 10, "tag_s": float("nan"),
+                                "model_tag_s": 2.5, "model_write_s": 1.0, "run_mode": "sim"})
+    assert "~2.50s" in from_a_worker  # sim --jobs: its rows come back with NaN seconds
     assert peer.split()[-3:] == ["0.90s", "—", "—"]
 
 
