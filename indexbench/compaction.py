@@ -23,6 +23,7 @@ from typing import Any
 import pyarrow as pa
 from pyspark.sql import SparkSession
 
+from indexbench.writer import base_file_footer
 from indexes.base import PendingService, RecordIndex, ServiceWork, TableService
 from tableformat import basefile as bf
 from tableformat.commit_metadata import COMMIT, COMPACTION
@@ -104,11 +105,7 @@ def write_compacted(table: Table, s: FileSlice, records: pa.Table, instant: str,
     schema = records.schema
     records = records.set_column(schema.get_field_index(bf.FILE_NAME), schema.field(bf.FILE_NAME),
                                  pa.repeat(pa.scalar(name), records.num_rows))
-    keys = records.column(bf.RECORD_KEY).combine_chunks()
-    footer, index_bytes = footer_fn(keys)
-    min_key, max_key = (keys[0].as_py(), keys[-1].as_py()) if len(keys) else (None, None)
-    if len(keys):
-        footer = {bf.MIN_KEY_FOOTER: min_key, bf.MAX_KEY_FOOTER: max_key, **footer}
+    footer, index_bytes, min_key, max_key = base_file_footer(records, footer_fn)
     size = bf.write_base_file(table.fs, table.abs_path(rel), records, footer)
     return {"partitionPath": s.partition, "fileId": s.file_id, "path": rel,
             "prevCommit": s.instant, "numWrites": records.num_rows, "numInserts": 0,

@@ -60,6 +60,19 @@ def _as_arrow(records: pa.Table | pd.DataFrame, schema: pa.Schema) -> pa.Table:
     return records.select(schema.names).cast(schema)
 
 
+def base_file_footer(records: pa.Table, footer_fn: Callable[[pa.Array], tuple[dict[str, str], int]]
+                     ) -> tuple[dict[str, str], int, str | None, str | None]:
+    """A base file's footer (the index's entries and Hudi's min/max record key), the
+    index's bytes in it, and the key range. ``records`` are sorted by record key; every
+    record deleted gives an empty base file with no range, as Hudi's merge handle."""
+    keys = records.column(bf.RECORD_KEY).combine_chunks()
+    footer, index_bytes = footer_fn(keys)
+    min_key, max_key = (keys[0].as_py(), keys[-1].as_py()) if len(keys) else (None, None)
+    if len(keys):
+        footer = {bf.MIN_KEY_FOOTER: min_key, bf.MAX_KEY_FOOTER: max_key, **footer}
+    return footer, index_bytes, min_key, max_key
+
+
 def meta_columns(spec: MergeSpec, records: pa.Table, partition: str, file_name: str,
                  task_part: str) -> pa.Table:
     """Hudi's five meta columns, then the data columns: a base file's records, or a log
@@ -146,12 +159,7 @@ def merge_file_group(
         schema.get_field_index(bf.FILE_NAME), schema.field(bf.FILE_NAME),
         pa.repeat(pa.scalar(file_name), merged.num_rows))
 
-    keys = merged.column(bf.RECORD_KEY).combine_chunks()
-    footer, index_bytes = footer_fn(keys)
-    # every record deleted: an empty base file, as Hudi's merge handle writes, with no range
-    min_key, max_key = (keys[0].as_py(), keys[-1].as_py()) if len(keys) else (None, None)
-    if len(keys):
-        footer = {bf.MIN_KEY_FOOTER: min_key, bf.MAX_KEY_FOOTER: max_key, **footer}
+    footer, index_bytes, min_key, max_key = base_file_footer(merged, footer_fn)
     table.fs.create_dir(table.abs_path(partition), recursive=True)
     size = bf.write_base_file(table.fs, table.abs_path(rel_path), merged, footer)
     return {

@@ -23,7 +23,7 @@ import pyarrow.fs as pafs
 
 from tableformat import basefile as bf
 from tableformat import hudi_log
-from tableformat.fs import CountingReader, IOStats
+from tableformat.fs import IOStats
 from tableformat.merge import fold
 from tableformat.precombine import precombine
 
@@ -44,20 +44,17 @@ class LogReadStats:
 
 def read_log_blocks(fs: pafs.FileSystem, path: str, stats: IOStats | None = None,
                     log_stats: LogReadStats | None = None) -> list:
-    """The blocks of one log file, every byte counted."""
-    reader = CountingReader(fs.open_input_file(path))
-    try:
-        data = reader.read()
-    finally:
-        reader.close()
+    """The blocks of one log file, every byte counted (by the codec's reader)."""
+    io = IOStats()
+    blocks = hudi_log.read_log_file(fs, path, stats=io)
     if stats is not None:
-        stats.files_read += 1
-        stats.bytes_read += reader.bytes_read
-        stats.paths.append(path)
+        stats.files_read += io.files_read
+        stats.bytes_read += io.bytes_read
+        stats.paths += io.paths
     if log_stats is not None:
-        log_stats.log_files_read += 1
-        log_stats.log_bytes_read += reader.bytes_read
-    return hudi_log.parse_log_bytes(data, path)
+        log_stats.log_files_read += io.files_read
+        log_stats.log_bytes_read += io.bytes_read
+    return blocks
 
 
 def read_slice(fs: pafs.FileSystem, root: str, file_slice, key: str, order: str,
