@@ -39,17 +39,21 @@ def run(index: str = indexes.DEFAULT_INDEX, workload: str | workloads.Workload =
         params: dict[str, Any] | None = None, master: str | None = None,
         table: str | None = None, out: str | None = None, spark=None,
         progress: Progress | None = None, run_id: str | None = None,
-        notify: Callable[[str], None] | None = None) -> pd.DataFrame:
+        notify: Callable[[str], None] | None = None, timing: str = "phases") -> pd.DataFrame:
     """Run a workload's batches through one index; returns its metrics rows.
 
     The table resumes: batches a previous run of the same workload committed are skipped,
     and an unfinished instant is rolled back first; ``notify`` is told of both.
+    ``timing="total"``: throughput mode (:func:`indexbench.driver.upsert`): the phases
+    of a batch fuse into fewer Spark jobs, ``total_s`` is kept, the phase timers are empty.
     """
     from indexbench import services
-    from indexbench.driver import open_table, upsert
+    from indexbench.driver import TIMINGS, open_table, upsert
     from indexbench.failed_write import undone_on_failure
     from indexbench.spark import get_session, session_facts
 
+    if timing not in TIMINGS:
+        raise IndexBenchError(f"timing must be one of {', '.join(TIMINGS)}, not {timing!r}")
     w = load_workload(workload, batches, batch_size, initial_records, seed)
     run_id = run_id or m.new_run_id()
     out = out or default_out(w.name, run_id)
@@ -85,7 +89,7 @@ def run(index: str = indexes.DEFAULT_INDEX, workload: str | workloads.Workload =
             batch = batch_df(spark, w, b)
             # the upsert undoes its own instant; this also covers what its commit set off
             with undone_on_failure(spark, tbl, f"batch {b}"):
-                result = upsert(spark, tbl, idx, batch, batch_no=b,
+                result = upsert(spark, tbl, idx, batch, batch_no=b, timing=timing,
                                 extra_metadata={WORKLOAD_KEY: fingerprint, BATCH_KEY: str(b)})
             row = {"run_id": run_id, "index": index, "workload": w.name, "operation": "upsert",
                    "table_type": table_type, **result.metrics}
@@ -118,7 +122,8 @@ def compare(indexes_: Sequence[str] | None = None, workload: str | workloads.Wor
             spark=None, master: str | None = None, progress: Progress | None = None,
             peers: Sequence[str] = (), run_id: str | None = None,
             notify: Callable[[str], None] | None = None, query_phase: bool = True,
-            table_types: Sequence[str] = (), **sizes: Any) -> pd.DataFrame:
+            table_types: Sequence[str] = (), timing: str = "phases",
+            **sizes: Any) -> pd.DataFrame:
     """Run every index on identical batches (same workload and seed), one metrics file.
 
     ``peers`` (e.g. ``("delta",)``, see ``peers.names()``) adds yardsticks: the same
@@ -130,7 +135,7 @@ def compare(indexes_: Sequence[str] | None = None, workload: str | workloads.Wor
     ``("cow", "mor")``): run every index once per table type on the same batches, each
     in its own table (``tables/<index>-<type>`` when there are several; series
     ``bloom`` and ``bloom (mor)``); empty: each index's own (``params`` may set
-    ``hoodie.table.type``).
+    ``hoodie.table.type``). ``timing``: as :func:`run`'s.
     """
     from indexbench.sim.driver import size_notes
     from indexbench.spark import get_session, session_facts
@@ -152,7 +157,8 @@ def compare(indexes_: Sequence[str] | None = None, workload: str | workloads.Wor
             key = name if len(types) == 1 else f"{name}-{short_name(tt)}"
             tables[key] = os.path.join(out, "tables", key)
             frames.append(run(name, w, params=p, out=out, spark=spark, table=tables[key],
-                              progress=progress, run_id=run_id, notify=notify))
+                              progress=progress, run_id=run_id, notify=notify,
+                              timing=timing))
             described[name] = frames[-1].attrs["describe"]
     peer_info = {}
     for name, series in peerlib.runs(peer_names):

@@ -95,6 +95,17 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--table-type", choices=("cow", "mor"),
                    help="table type of new tables: cow (copy-on-write, the default) or "
                         "mor (merge-on-read); an existing table keeps its own")
+    p.add_argument("--throughput", action="store_true",
+                   help="throughput mode: let Spark fuse the phases of each batch into "
+                        "fewer jobs (total_s kept, per-phase timers empty; counters "
+                        "unchanged)")
+
+
+def _timing(args: argparse.Namespace) -> str:
+    """The driver's timing mode of ``--throughput``."""
+    from indexbench.driver import TIMING_PHASES, TIMING_TOTAL
+
+    return TIMING_TOTAL if args.throughput else TIMING_PHASES
 
 
 def _table_types(text: str) -> list[str]:
@@ -154,7 +165,7 @@ def _progress_bar(total: int, names: list[str]):
     The bar counts batches by their number, per index: a resumed run (its first batches
     already committed) or a sweep's next size moves it by the batches it skipped, so it
     ends full."""
-    from indexbench.terminal import BatchLines
+    from indexbench.terminal import FUSED_NOTE, BatchLines
 
     progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(),
                         MofNCompleteColumn(), TimeElapsedColumn(), console=console)
@@ -163,6 +174,8 @@ def _progress_bar(total: int, names: list[str]):
 
     def on_batch(row: dict[str, Any]) -> None:
         if not lines.header_printed:
+            if row.get("timing") == "total":
+                progress.console.print(f"  {FUSED_NOTE}", soft_wrap=True, highlight=False)
             progress.console.print(lines.header(), soft_wrap=True, highlight=False)
             lines.header_printed = True
         if row.get("table_type") == "mor":  # compare --table-types: the series' label
@@ -200,7 +213,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     with progress:
         df = api.run(args.index, w, params=sets[args.index], master=args.master,
                      table=args.table, out=out, progress=on_batch, run_id=run_id,
-                     notify=progress.console.print)
+                     notify=progress.console.print, timing=_timing(args))
         done()
     _print_summary(df)
     console.print(f"metrics: {out}/metrics.parquet")
@@ -239,7 +252,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
                          out=out,
                          master=args.master, progress=on_batch, peers=peer_names,
                          run_id=run_id, notify=progress.console.print,
-                         query_phase=args.query, table_types=args.table_types or ())
+                         query_phase=args.query, table_types=args.table_types or (),
+                         timing=_timing(args))
         done()
     _print_summary(df)
     if args.query:

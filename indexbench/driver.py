@@ -47,6 +47,12 @@ KEY_TYPES = (T.StringType,)
 ORDERING_TYPES = (T.IntegerType, T.LongType, T.ShortType, T.ByteType, T.DoubleType,
                   T.FloatType, T.TimestampType, T.DateType, T.StringType, T.DecimalType)
 
+# ``upsert``'s timing modes: a timer per phase, or throughput mode (``total_s`` only)
+TIMING_PHASES = "phases"
+TIMING_TOTAL = "total"
+TIMINGS = (TIMING_PHASES, TIMING_TOTAL)
+
+
 @dataclass
 class BatchResult:
     """What one upsert did: its metrics row and the commit's write stats."""
@@ -94,11 +100,14 @@ def data_schema_json(schema: T.StructType) -> str:
 
 
 def validate_batch(batch: DataFrame, config: TableConfig, table_schema: str | None,
-                   existing_partitions: Iterable[str] = ()) -> tuple[int, list[str]]:
+                   existing_partitions: Iterable[str] = (), distinct_keys: bool = False
+                   ) -> tuple[int, list[str], int | None]:
     """Refuse a bad batch before anything is written, naming the problem.
 
-    One Spark job checks every row; it also returns the batch's size and the partition
-    values it touches (a short list, the only batch data the driver sees)."""
+    One Spark job checks every row; it also returns the batch's size, the partition
+    values it touches (a short list, the only batch data the driver sees) and, with
+    ``distinct_keys``, its number of distinct (partition, key) pairs: the records left
+    after pre-combining, so a batch without duplicates can skip the pre-combine."""
     fields = {f.name: f for f in batch.schema.fields}
     for role, name in (("record key", config.record_key_field),
                        ("partition", config.partition_field),
@@ -154,6 +163,8 @@ def validate_batch(batch: DataFrame, config: TableConfig, table_schema: str | No
     aggs = [F.count(F.lit(1)).alias("rows"), F.collect_set(part).alias("partitions")]
     aggs += [F.sum(F.when(cond, 1).otherwise(0)).alias(name)
              for name, (cond, _) in checks.items()]
+    if distinct_keys:
+        aggs.append(F.count_distinct(part, key).alias("distinct_keys"))
     row = batch.agg(*aggs).first()
     found = [f"{row[name]} record(s) with {msg}" for name, (_, msg) in checks.items()
              if row[name]]
@@ -164,7 +175,7 @@ def validate_batch(batch: DataFrame, config: TableConfig, table_schema: str | No
         found += partition_path.nesting_conflicts(partitions, existing_partitions)
     if found:
         raise InvalidBatchError("batch refused, nothing was written: " + "; ".join(found))
-    return int(row["rows"]), partitions
+    return int(row["rows"]), partitions, int(row["distinct_keys"]) if distinct_keys else None
 
 
 def precombine_batch(batch: DataFrame, config: TableConfig) -> DataFrame:
@@ -334,7 +345,7 @@ def write_file_groups(planned: DataFrame, table: Table, index: RecordIndex, inst
 
 def upsert(spark: SparkSession, table: Table, index: RecordIndex, batch: DataFrame,
            batch_no: int = 0, extra_metadata: dict[str, str] | None = None,
-           operation: str = "UPSERT") -> BatchResult:
+           operation: str = "UPSERT", timing: str = TIMING_PHASES) -> BatchResult:
     """Upsert one batch; the caller holds the table's writer lock (``with table:``).
 
     Rows whose ``_hoodie_is_deleted`` is true delete their (partition, key) when their
@@ -345,18 +356,26 @@ def upsert(spark: SparkSession, table: Table, index: RecordIndex, batch: DataFra
     way the table is byte-for-byte what it was. The batch's shuffles get the session's
     partitions (2 per core), or one per 128 MiB of batch when that is more; the
     session's setting is restored afterwards.
+
+    ``timing``: ``"phases"`` materializes each phase before the next, so each has its
+    own seconds; ``"total"`` (throughput mode) lets Spark fuse them (generate, tag, plan
+    and write run in as few jobs as the plan allows, the pre-combine is skipped when the
+    validation job finds no duplicate key), keeps ``total_s`` and leaves the phase
+    timers empty. Every counter is the same in both.
     """
+    if timing not in TIMINGS:
+        raise ValueError(f"timing must be one of {', '.join(TIMINGS)}, not {timing!r}")
     base_partitions = spark.conf.get("spark.sql.shuffle.partitions")
     try:
         return _upsert(spark, table, index, batch, batch_no, extra_metadata,
-                       int(base_partitions), operation)
+                       int(base_partitions), operation, timing == TIMING_TOTAL)
     finally:
         spark.conf.set("spark.sql.shuffle.partitions", base_partitions)
 
 
 def _upsert(spark: SparkSession, table: Table, index: RecordIndex, batch: DataFrame,
             batch_no: int, extra_metadata: dict[str, str] | None,
-            base_partitions: int, operation: str) -> BatchResult:
+            base_partitions: int, operation: str, fused: bool) -> BatchResult:
     cfg = table.config
     t_start = time.perf_counter()
     snapshot = table.snapshot()
@@ -364,41 +383,69 @@ def _upsert(spark: SparkSession, table: Table, index: RecordIndex, batch: DataFr
     # work only (Hudi's write metrics likewise time the index lookup on its own). The
     # batch and its pre-combined form go to disk: each is read once or twice, and in
     # memory they would squeeze the pre-combine's sort and the tagged cache out of the
-    # heap (a 10M-record initial load ran out of a 4 GB driver).
+    # heap (a 10M-record initial load ran out of a 4 GB driver). Fused (throughput
+    # mode): nothing is materialized but what is read twice.
     owned = not batch.is_cached
-    if owned:
-        batch = batch.persist(StorageLevel.DISK_ONLY)
+    release: list = []  # what stays cached until the batch is written
+    phases: dict[str, float | None] = dict.fromkeys(("generate_s", "validate_s",
+                                                     "precombine_s"))
     try:
-        rows = batch.count()
-        generate_s = time.perf_counter() - t_start
+        if fused:
+            input_records, partitions, records = validate_batch(
+                batch, cfg, snapshot.schema, snapshot.partitions(), distinct_keys=True)
+            rows = input_records
+        else:
+            if owned:
+                batch = batch.persist(StorageLevel.DISK_ONLY)
+                release.append(batch.unpersist)
+            rows = batch.count()
+            phases["generate_s"] = time.perf_counter() - t_start
         avg = sizing.average_record_size(snapshot.commits, index.sizing())
         spark.conf.set("spark.sql.shuffle.partitions",
                        str(shuffle_partitions_for(base_partitions, rows * avg)))
-        t0 = time.perf_counter()
-        input_records, partitions = validate_batch(batch, cfg, snapshot.schema,
-                                                   snapshot.partitions())
-        validate_s = time.perf_counter() - t0
+        if not fused:
+            t0 = time.perf_counter()
+            input_records, partitions, _ = validate_batch(batch, cfg, snapshot.schema,
+                                                          snapshot.partitions())
+            phases["validate_s"] = time.perf_counter() - t0
         t0 = time.perf_counter()
         if IS_DELETED in batch.columns:  # a null marker is "not a delete", as Hudi reads it
             batch = batch.withColumn(IS_DELETED, F.coalesce(F.col(IS_DELETED), F.lit(False)))
-        combined = precombine_batch(batch, cfg).persist(StorageLevel.DISK_ONLY)
-        records = combined.count()
-        precombine_s = time.perf_counter() - t0
-    finally:
-        if owned:
-            batch.unpersist()
+        if not fused:
+            combined = precombine_batch(batch, cfg).persist(StorageLevel.DISK_ONLY)
+            release.append(combined.unpersist)
+            records = combined.count()
+            phases["precombine_s"] = time.perf_counter() - t0
+            for drop in release[:-1]:  # the batch: read for the last time
+                drop()
+            del release[:-1]
+        elif records == input_records:  # no duplicate (partition, key): nothing to combine
+            combined = batch
+        else:  # the arrival order must be read once: the batch is kept while it is used
+            if owned:
+                batch = batch.persist(StorageLevel.DISK_ONLY)
+                release.append(batch.unpersist)
+            combined = precombine_batch(batch, cfg)
+    except BaseException:
+        for drop in release:
+            safely(drop)
+        raise
 
     def failed(started: list[str]) -> None:  # the index drops the instant's state
         for instant in started:
             index.spark.after_commit(instant, ok=False)
 
     action = DELTA_COMMIT if cfg.table_type == MERGE_ON_READ else COMMIT
-    with undone_on_failure(spark, table, f"batch {batch_no}", failed):
-        instant = table.start_instant(action)
-        stats, counts, timings = _write_instant(
-            spark, table, index, snapshot, instant, combined, partitions,
-            {SPARK_SCHEMA_KEY: data_schema(batch.schema).json(), **(extra_metadata or {})},
-            operation, action)
+    try:
+        with undone_on_failure(spark, table, f"batch {batch_no}", failed):
+            instant = table.start_instant(action)
+            stats, counts, timings = _write_instant(
+                spark, table, index, snapshot, instant, combined, partitions,
+                {SPARK_SCHEMA_KEY: data_schema(batch.schema).json(), **(extra_metadata or {})},
+                operation, action, release, fused)
+    finally:
+        for drop in release:
+            safely(drop)
     index_after = index.spark.after_commit(instant, ok=True)
 
     after = table.snapshot()
@@ -406,10 +453,9 @@ def _upsert(spark: SparkSession, table: Table, index: RecordIndex, batch: DataFr
         batch_no=batch_no, instant=instant, input_records=input_records, records=records,
         partitions_touched=len(partitions), counts=counts,
         writes=WriteTotals.from_stats(stats), after=after,
-        timings={"generate_s": generate_s, "validate_s": validate_s,
-                 "precombine_s": precombine_s, **timings,
-                 "total_s": time.perf_counter() - t_start},
+        timings={**phases, **timings, "total_s": time.perf_counter() - t_start},
         index_counters=index.counter_columns())
+    metrics["timing"] = TIMING_TOTAL if fused else TIMING_PHASES
     metrics.update(index.table_metrics(after))
     metrics.update(index_after)
     return BatchResult(instant, metrics, stats)
@@ -417,23 +463,33 @@ def _upsert(spark: SparkSession, table: Table, index: RecordIndex, batch: DataFr
 
 def _write_instant(spark: SparkSession, table: Table, index: RecordIndex, snapshot: Snapshot,
                    instant: str, combined: DataFrame, partitions: list[str],
-                   extra_metadata: dict[str, str], operation: str, action: str
-                   ) -> tuple[list[dict], dict, dict[str, float]]:
+                   extra_metadata: dict[str, str], operation: str, action: str,
+                   cached: list, fused: bool = False
+                   ) -> tuple[list[dict], dict, dict[str, float | None]]:
     """Tag, plan, write, update the index and complete ``instant``: everything between
-    the inflight file and the commit file, which a failure undoes as a whole."""
+    the inflight file and the commit file, which a failure undoes as a whole.
+
+    ``cached``: the caller's cached inputs, dropped here once the tagged records are
+    (phases: after tagging); ``fused``: no phase is materialized on its own, the
+    tagged records are cached by the first job that reads them."""
     counters = new_counters(spark)
     ctx = TagContext(spark, table, snapshot, instant, partitions, counters)
     t0 = time.perf_counter()
-    try:
-        tagged = index.spark.tag_location(combined, ctx)
-        if IS_DELETED in tagged.columns:  # a delete of a key the index did not find
-            tagged = tagged.where(F.col(FILE_ID_COL).isNotNull() | ~F.col(IS_DELETED))
-        tagged = tagged.persist(StorageLevel.MEMORY_AND_DISK)
-        tagged.count()
-    finally:
-        combined.unpersist()  # tagged is cached by now (or the batch failed)
-    tag_s = time.perf_counter() - t0
-    counts = dict(counters.value)
+    tagged = index.spark.tag_location(combined, ctx)
+    if IS_DELETED in tagged.columns:  # a delete of a key the index did not find
+        tagged = tagged.where(F.col(FILE_ID_COL).isNotNull() | ~F.col(IS_DELETED))
+    tagged = tagged.persist(StorageLevel.MEMORY_AND_DISK)
+    tag_s = write_s = commit_s = None
+    counts: dict = {}
+    if not fused:
+        try:
+            tagged.count()
+        finally:
+            for drop in cached:  # tagged is cached by now (or the batch failed)
+                safely(drop)
+            cached.clear()
+        tag_s = time.perf_counter() - t0
+        counts = dict(counters.value)
 
     planned, release = tagged, []
     base_writes: set[tuple[str, str]] = set()
@@ -449,7 +505,10 @@ def _write_instant(spark: SparkSession, table: Table, index: RecordIndex, snapsh
         finally:
             for drop in release:
                 drop()
-        write_s = time.perf_counter() - t1
+        if fused:  # the tag tasks ran inside the plan's and the write's jobs
+            counts = {**dict(counters.value), **counts}
+        else:
+            write_s = time.perf_counter() - t1
         crash_if("after_write")
 
         t2 = time.perf_counter()
@@ -462,7 +521,8 @@ def _write_instant(spark: SparkSession, table: Table, index: RecordIndex, snapsh
         }
         crash_if("before_commit")
         table.complete_instant(instant, metadata, action)
-        commit_s = time.perf_counter() - t2
+        if not fused:
+            commit_s = time.perf_counter() - t2
     finally:
         safely(tagged.unpersist)
     # writes to file groups not visible yet (a pending resize's dual writes) are counted

@@ -97,11 +97,17 @@ class BatchLines:
                 f"{'write':>7} {'files read':>11} {'false pos':>10}")
 
     def line(self, row: dict[str, Any]) -> str:
-        """A batch's line; a peer's (no index) leaves the index columns empty."""
+        """A batch's line; a peer's (no index) leaves the index columns empty. In
+        throughput mode (``timing = "total"``) the write column holds the batch's total
+        seconds, marked ``Σ`` (:data:`FUSED_NOTE`)."""
         peer = row.get("run_mode") == "peer"
+        fused = row.get("timing") == "total"
         # simulated: its seconds are modelled (a row from sim --jobs has NaN, not None)
-        sim = not peer and (row.get("run_mode") == "sim" or _missing(row.get("tag_s")))
-        if peer:
+        sim = not peer and not fused and (row.get("run_mode") == "sim"
+                                          or _missing(row.get("tag_s")))
+        if fused:
+            tag, write = None, row.get("total_s")
+        elif peer:
             tag, write = None, row.get("write_s")
         elif sim:
             tag, write = row.get("model_tag_s"), row.get("model_write_s")
@@ -109,9 +115,17 @@ class BatchLines:
             tag, write = row.get("tag_s"), row.get("write_s")
         read = "—" if peer else fmt_count(row.get("files_read") or 0, 11)
         fp = "—" if peer else fmt_count(row.get("false_positives") or 0, 10)
+        write_cell = fmt_seconds(write, sim)
+        if fused and write_cell != "—":
+            write_cell = "Σ" + write_cell
         return (f"  {row['index']:<{self.width}} {int(row['batch']):>5} "
                 f"{fmt_count(row['records'], 11):>11} {fmt_seconds(tag, sim):>7} "
-                f"{fmt_seconds(write, sim):>7} {read:>11} {fp:>10}")
+                f"{write_cell:>7} {read:>11} {fp:>10}")
+
+
+# printed under the header of a run in throughput mode
+FUSED_NOTE = ("throughput mode: phases fused into fewer Spark jobs; Σ = the batch's "
+              "total seconds")
 
 
 def fitted_tables(title: str, keys: list[tuple[str, list[str]]],

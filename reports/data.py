@@ -55,6 +55,8 @@ KNOWN_EXTRA_COLUMNS = frozenset({
     "shuffle_read_bytes", "spark_jobs", "partition", "rescaled_partitions",
     # seconds of the phases before tagging (the driver's and a peer's)
     "generate_s", "validate_s", "precombine_s",
+    # the driver's timing mode: "phases" (a timer per phase) or "total" (throughput mode)
+    "timing",
     # peers (``run_mode = "peer"``; their own figures are the peer_* family)
     "table_bytes",
     # queries (indexbench query): lookups, group-bys and joins over an index's table

@@ -225,3 +225,48 @@ def test_phases_are_materialized_before_tagging(spark, tmp_path, monkeypatch):
     assert phases <= m["total_s"]
     assert mine.is_cached  # the caller's cache is the caller's
     mine.unpersist()
+
+
+@pytest.mark.parametrize(("index_name", "table_type"),
+                         [("bloom", "COPY_ON_WRITE"), ("simple-bucket", "MERGE_ON_READ")])
+def test_throughput_mode_counts_what_the_phases_count(spark, tmp_path, index_name,
+                                                      table_type):
+    """timing="total" fuses the phases (no phase is materialized on its own; a batch
+    without duplicate keys skips the pre-combine) and empties the phase timers; every
+    counter, the snapshot and the files are the same as with a timer per phase. The
+    batches mix duplicates, deletes and inserts; bloom plans inserts (its own job)."""
+    rows, snaps = {}, {}
+    for timing in ("phases", "total"):
+        uri = str(tmp_path / timing / "t")  # one table name: it is in the log schema
+        table, index = open_table(uri, index_name,
+                                  {**PARAMS[index_name], "hoodie.table.type": table_type})
+        rng = np.random.default_rng(11)
+        out = []
+        with table:
+            for b, (pool, n) in enumerate([(300, 300), (500, 200), (500, 200)]):
+                pdf = make_batch(rng, pool, n, b)
+                if b == 2:  # no duplicate key: the fused path skips the pre-combine
+                    pdf = pdf.drop_duplicates(["dt", "key"])
+                pdf["_hoodie_is_deleted"] = (np.arange(len(pdf)) % 7 == 3) & (b > 0)
+                out.append(upsert(spark, table, index, spark.createDataFrame(pdf),
+                                  batch_no=b, timing=timing).metrics)
+        rows[timing], snaps[timing] = pd.DataFrame(out), read_snapshot(uri)
+        assert verify_table(spark, uri) == []
+    phases, fused = rows["phases"], rows["total"]
+    assert (phases["timing"] == "phases").all() and (fused["timing"] == "total").all()
+    for col in ("generate_s", "validate_s", "precombine_s", "tag_s", "write_s", "commit_s"):
+        assert fused[col].isna().all() and (phases[col] > 0).all(), col
+    assert (fused["total_s"] > 0).all()
+    assert fused["deletes"].sum() > 0 and (fused["records"] < fused["input_records"]).any()
+    counted = [c for c in phases.columns if not c.endswith("_s")
+               and c not in ("instant", "timing")]
+    pd.testing.assert_frame_equal(phases[counted], fused[counted], check_exact=True)
+    cols = ["key", "dt", "ts", "payload", "_hoodie_file_name"]
+    pd.testing.assert_frame_equal(
+        snaps["phases"][cols].sort_values("key").reset_index(drop=True),
+        snaps["total"][cols].sort_values("key").reset_index(drop=True))
+
+
+def test_an_unknown_timing_is_refused():
+    with pytest.raises(ValueError, match="timing must be one of phases, total"):
+        upsert(None, None, None, None, timing="fast")

@@ -119,6 +119,15 @@ def test_simulated_and_peer_lines_keep_the_columns():
     assert peer.split()[-3:] == ["0.90s", "—", "—"]
 
 
+def test_a_throughput_mode_line_shows_the_batch_total_marked():
+    lines = BatchLines(["simple-bucket"])
+    fused = lines.line({"index": "simple-bucket", "batch": 2, "records": 98_836,
+                        "tag_s": float("nan"), "write_s": float("nan"), "total_s": 2.41,
+                        "timing": "total", "files_read": 0, "false_positives": 0})
+    assert len(fused) == len(lines.header())
+    assert fused.split()[3:5] == ["—", "Σ2.41s"]  # not taken for a simulated row
+
+
 def test_human_units():
     assert fmt_seconds(0.25) == "0.25s" and fmt_seconds(160.0) == "2.7m"
     assert fmt_seconds(100_807.81) == "28.0h" and fmt_seconds(1e6) == "11.6d"
