@@ -500,7 +500,9 @@ def calibrate(metrics: pd.DataFrame, base: str = "local", *, cores: int | None =
         phases += [phase] * int(ok.sum())
         used |= ok
     if not phases:
-        raise ValueError("calibration needs rows with a measured tag_s or write_s")
+        raise ValueError("calibration needs rows with a measured tag_s or write_s; a run "
+                         "in throughput mode (--throughput) has none: calibrate from a "
+                         "run without it")
     x = np.vstack(blocks)
     y = np.concatenate(ys)
     phase_of = np.array(phases)
