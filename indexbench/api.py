@@ -408,7 +408,8 @@ def query(tables: str | Sequence[str], queries: str | Sequence[str] | None = Non
           repeat: int = 1, join_unique_only: bool = False,
           workload: str | workloads.Workload | None = None, out: str | None = None,
           spark=None, master: str | None = None, run_id: str | None = None,
-          progress: Progress | None = None, **sizes: Any) -> pd.DataFrame:
+          progress: Progress | None = None, query_type: str = "snapshot",
+          **sizes: Any) -> pd.DataFrame:
     """``indexbench query``: the read side of tables ``run``/``compare`` wrote.
 
     ``queries`` (default all): ``lookup`` — ``keys`` point lookups (half inserted by the
@@ -421,6 +422,10 @@ def query(tables: str | Sequence[str], queries: str | Sequence[str] | None = Non
     run.json of the run that wrote the table. Returns the rows (``operation =
     "query"``), appended to ``out``'s metrics if given. ``join_unique_only`` skips the
     join of a table whose index key is not its record key (compare's phase).
+    ``query_type`` is Hudi's ``hoodie.datasource.query.type``: ``snapshot`` (every file
+    slice merged with its logs) or ``read_optimized`` (base files only: on a
+    merge-on-read table it misses what only the logs hold; on copy-on-write it equals
+    the snapshot); every row names it (``query_type``).
     """
     from indexbench.query.runner import plan_queries, run_queries
     from indexbench.spark import get_session
@@ -428,7 +433,8 @@ def query(tables: str | Sequence[str], queries: str | Sequence[str] | None = Non
     w = None if workload is None else load_workload(workload, **sizes)
     plan = plan_queries([tables] if isinstance(tables, str) else list(tables), queries,
                         keys=keys, batch_keys=batch_keys, join_with=join_with,
-                        repeat=repeat, workload=w, join_unique_only=join_unique_only)
+                        repeat=repeat, workload=w, join_unique_only=join_unique_only,
+                        query_type=query_type)
     spark = spark or get_session(master)
     rows = run_queries(spark, plan, run_id=run_id or m.new_run_id(), progress=progress)
     if out:

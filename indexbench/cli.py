@@ -367,15 +367,17 @@ def cmd_query(args: argparse.Namespace) -> int:
         raise IndexBenchError(f"{', '.join(sizes)} describe the workload: give --workload "
                               "too (without it, the run's run.json is read)")
     w = None if args.workload is None else _workload(args)
+    query_type = _query_type(args)
     # everything refusable is refused here, before Spark starts (exit 2)
     plan_queries(args.tables, args.queries, keys=args.keys, batch_keys=args.batch_keys,
-                 join_with=args.join_with, repeat=args.repeat, workload=w)
+                 join_with=args.join_with, repeat=args.repeat, workload=w,
+                 query_type=query_type)
     run_id = new_run_id()
     out = args.out or query_out_dir(args.tables, run_id)
     check_out_dir(out)
     df = api.query(args.tables, args.queries, keys=args.keys, batch_keys=args.batch_keys,
                    join_with=args.join_with, repeat=args.repeat, workload=w, out=out,
-                   master=args.master,
+                   master=args.master, query_type=query_type,
                    run_id=run_id,
                    progress=lambda r: console.print(
                        f"  {r['index']:<{width}} {r['query']:<7} {r['plan']:<12} "
@@ -383,6 +385,25 @@ def cmd_query(args: argparse.Namespace) -> int:
     _print_queries(df)
     console.print(f"metrics: {out}/metrics.parquet")
     return 0
+
+
+def _query_type(args: argparse.Namespace) -> str:
+    """``--query-type`` or ``--set hoodie.datasource.query.type=...`` (Hudi's key), the
+    same value if both are given; default ``snapshot``."""
+    from tableformat.errors import IndexBenchError
+    from tableformat.query_type import QUERY_TYPE, SNAPSHOT, check_query_type, query_options
+
+    sets = {}
+    for item in args.sets or []:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise IndexBenchError(f"--set wants key=value, got {item!r}")
+        sets[key.strip()] = value.strip()
+    given = query_options(sets).get(QUERY_TYPE)
+    flag = check_query_type(args.query_type) if args.query_type else None
+    if given and flag and given != flag:
+        raise IndexBenchError(f"--query-type {flag} and --set {QUERY_TYPE}={given} disagree")
+    return flag or given or SNAPSHOT
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
@@ -605,6 +626,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="runs of each group-by/join plan; seconds are their median (default 3)")
     p.add_argument("--join-with", metavar="TABLE",
                    help="join each table with this one (default: with itself)")
+    p.add_argument("--query-type", choices=("snapshot", "read_optimized"),
+                   help="Hudi's hoodie.datasource.query.type: snapshot (default: base and "
+                        "log files merged) or read_optimized (base files only)")
+    p.add_argument("--set", action="append", metavar="KEY=VALUE", dest="sets",
+                   help="a query option under Hudi's key: "
+                        "hoodie.datasource.query.type=snapshot|read_optimized")
     p.add_argument("--workload", help="the workload that wrote the tables (default: the "
                                       "run.json of their run); with --batches etc. as run")
     p.add_argument("--batches", type=int)

@@ -5,9 +5,10 @@ Hudi's compaction with its defaults: the plan takes every file slice that has lo
 each task reads its share of the slices (base file and logs), merges each with the
 pre-combine rule (:func:`tableformat.slice_reader.read_slice`) and writes a new base file named
 after the compaction instant, with the index's footer (a bloom filter for bloom). The
-timeline is Hudi's: ``<instant>.compaction.requested`` (the plan) →
-``.compaction.inflight`` → ``<instant>.commit`` (operationType ``COMPACT``). File
-groups keep their ids, so no index has to learn anything.
+timeline is Hudi's: ``<instant>.compaction.requested`` (the plan: Hudi's
+``HoodieCompactionPlan`` in Avro, which the execution reads back, as Hudi's compactor
+does) → ``.compaction.inflight`` → ``<instant>.commit`` (operationType ``COMPACT``).
+File groups keep their ids, so no index has to learn anything.
 
 It runs inline after ``hoodie.compact.inline.max.delta.commits`` delta commits since the
 last compaction (Hudi's ``NUM_COMMITS`` trigger) when ``hoodie.compact.inline`` is true,
@@ -132,12 +133,18 @@ class Compaction:
                      options: dict[str, Any]) -> CompactionPlan | None:
         return plan(table, snapshot, options)
 
-    def service_request(self, service: TableService, the_plan: CompactionPlan) -> dict:
-        return the_plan.request()
+    def service_request(self, service: TableService, the_plan: CompactionPlan) -> bytes:
+        """Hudi's ``HoodieCompactionPlan``, Avro (a log-only slice's write estimate is the
+        index's ``hoodie.parquet.max.file.size``)."""
+        return the_plan.request(self.index.sizing().max_file_size)
 
     def execute_service(self, service: TableService, the_plan: CompactionPlan, spark,
                         table: Table, instant: str, counters) -> ServiceWork:
-        return execute(spark, table, self.index, the_plan, instant, counters)
+        """Compact what ``.compaction.requested`` says, read back from the timeline as
+        Hudi's compactor reads it (``CompactionUtils.getCompactionPlan``)."""
+        requested = CompactionPlan.from_request(table.read_requested(instant, COMPACTION),
+                                                table.snapshot())
+        return execute(spark, table, self.index, requested, instant, counters)
 
     def stays_pending(self, pending: PendingService, snapshot: Snapshot) -> bool:
         return False

@@ -27,7 +27,14 @@ from indexbench.preflight import check_table_identity
 from indexbench.spark import shuffle_partitions_for
 from indexbench.writer import WRITE_STATS_ARROW, MergeSpec, merge_file_group
 from indexes import get as get_index
-from indexes.base import BUCKET_COL, FILE_ID_COL, CommitContext, RecordIndex, TagContext
+from indexes.base import (
+    BUCKET_COL,
+    FILE_ID_COL,
+    CommitContext,
+    PendingGroup,
+    RecordIndex,
+    TagContext,
+)
 from indexes.counters import new_counters
 from tableformat import partition_path, sizing
 from tableformat.avro_schema import avro_schema_json
@@ -37,6 +44,7 @@ from tableformat.errors import (
     InvalidBatchError,
 )
 from tableformat.faults import CRASH_ENV, crash_if, fail_task_if_asked  # noqa: F401
+from tableformat.hudi_log.constants import BASE_LOG_VERSION
 from tableformat.hudi_log.names import LogFileName
 from tableformat.rows import WriteTotals, upsert_row
 from tableformat.table import UPSERT_STATS_SCHEMA, Snapshot, Table, TableConfig, stats_by_partition
@@ -268,9 +276,24 @@ def log_targets(snapshot: Snapshot, partitions: list[str]) -> dict[tuple[str, st
     return out
 
 
+def pending_log_target(group: PendingGroup) -> LogTarget:
+    """Where a write appends to a file group that is not visible yet (a pending resize's
+    child, merge-on-read): a new log file whose base instant is the pending one, as
+    Hudi's append handle names a log of a file group without a visible slice (the
+    instant of the record's location), numbered after the group's earlier logs. Hudi
+    starts each at version 1 (its view does not see the pending slice) and keeps them
+    apart by write token; these tokens do not differ from one commit to the next
+    (``p-0-attempt``), so the version counts up, as Hudi's writer rolls over when the
+    name is taken. Every record counts as an update, as the append handle counts a
+    record that carries a location."""
+    version = max((LogFileName.parse(n).version for n in group.log_files),
+                  default=BASE_LOG_VERSION - 1) + 1
+    return LogTarget(base_instant=group.base_instant, version=version, exists=True)
+
+
 def write_file_groups(planned: DataFrame, table: Table, index: RecordIndex, instant: str,
                       spark: SparkSession, snapshot: Snapshot, partitions: list[str],
-                      pending: dict[tuple[str, str], tuple[str | None, str]] | None = None,
+                      pending: dict[tuple[str, str], PendingGroup] | None = None,
                       base_writes: set[tuple[str, str]] | None = None) -> list[dict]:
     """One task per target file group writes it; one stat row comes back each.
 
@@ -284,9 +307,11 @@ def write_file_groups(planned: DataFrame, table: Table, index: RecordIndex, inst
 
     Executors get the previous slice of the file groups in the batch's ``partitions``
     only: what is broadcast grows with the partitions a batch touches, not the table.
-    ``pending``: file groups not visible yet (:attr:`TagContext.pending_groups`); their
-    new base file is named after their base instant, its write token led by this one
-    (so this instant's undo finds it, and the resize's completion or rollback too).
+    ``pending``: file groups not visible yet (:attr:`TagContext.pending_groups`). On
+    copy-on-write their new base file is named after their base instant, its write
+    token led by this one (so this instant's undo finds it, and the resize's completion
+    or rollback too); on merge-on-read their records go to a new log file of the
+    pending slice (:func:`pending_log_target`).
     """
     cfg = table.config
     table_type = cfg.table_type
@@ -296,11 +321,14 @@ def write_file_groups(planned: DataFrame, table: Table, index: RecordIndex, inst
     spec = MergeSpec(table.uri, instant, cfg.record_key_field, cfg.partition_field,
                      cfg.ordering_field, data_schema)
     prev_paths = {(s.partition, s.file_id): s.path for s in snapshot.in_partitions(partitions)}
-    prev_paths.update({k: path for k, (path, _) in (pending or {}).items()})
+    pending = pending or {}
+    prev_paths.update({k: g.path for k, g in pending.items()})
     targets = log_targets(snapshot, partitions) if mor else {}
+    if mor:
+        targets.update({k: pending_log_target(g) for k, g in pending.items()})
     inserted = set(base_writes or ())  # groups the insert planner sent inserts to
     prev = spark.sparkContext.broadcast((prev_paths, targets))
-    base_instants = {k: base for k, (_, base) in (pending or {}).items()}
+    base_instants = {k: g.base_instant for k, g in pending.items()}
     footer_fn = index.base_file_footer
     log_index = index.CAN_INDEX_LOG_FILES
     block_format = table.write_config.log_block_format

@@ -138,6 +138,19 @@ class TableService:
         return self.name.replace("-", "_")
 
 
+@dataclass(frozen=True)
+class PendingGroup:
+    """A file group the tagging sent records to that is not visible yet: a pending
+    resize's child (consistent-hashing's dual write). ``path``: its latest pending base
+    file (None: none); ``base_instant``: the pending instant its slice starts at;
+    ``log_files``: names of the log files earlier writes appended to it (merge-on-read),
+    oldest first, so the next one takes the next version."""
+
+    path: str | None
+    base_instant: str
+    log_files: tuple[str, ...] = ()
+
+
 @dataclass
 class TagContext:
     """What tagging may look at: the committed snapshot, never uncommitted files."""
@@ -149,10 +162,8 @@ class TagContext:
     partitions: list[str]
     counters: Any  # Spark accumulator of {name: number}
     # file groups the tagging sent records to that are not visible yet — a pending
-    # resize's children (consistent-hashing's dual write): (partition, file id) ->
-    # (path of the group's latest pending base file or None, the group's base instant)
-    pending_groups: dict[tuple[str, str], tuple[str | None, str]] = field(
-        default_factory=dict)
+    # resize's children (consistent-hashing's dual write): (partition, file id) -> them
+    pending_groups: dict[tuple[str, str], PendingGroup] = field(default_factory=dict)
 
 
 @dataclass

@@ -38,20 +38,32 @@ class ReadView:
     # a log-only slice has no base path in ``files`` (None)
     merged: dict[tuple[str, str], Any] = field(default_factory=dict)
     ordering_field: str = ""
+    # Hudi's read_optimized query (tableformat.query_type): base files only, so ``files``
+    # leaves log-only slices out and nothing is merged
+    read_optimized: bool = False
 
     @classmethod
-    def of(cls, table, snapshot, index) -> ReadView:
-        """The view of ``table``'s committed ``snapshot`` for ``index``'s readers."""
+    def of(cls, table, snapshot, index, read_optimized: bool = False) -> ReadView:
+        """The view of ``table``'s committed ``snapshot`` for ``index``'s readers: every
+        file slice merged with its logs (a snapshot query), or with ``read_optimized``
+        the base files alone."""
         files: dict[str, list[tuple[str, str]]] = {}
         for (partition, fid), s in sorted(snapshot.slices.items()):
-            files.setdefault(partition, []).append((fid, s.path))
+            if s.path is not None or not read_optimized:
+                files.setdefault(partition, []).append((fid, s.path))
         layout = index.hash_layout(snapshot) or {}
-        merged = {k: s for k, s in snapshot.slices.items() if s.logs}
+        merged = {} if read_optimized else \
+            {k: s for k, s in snapshot.slices.items() if s.logs}
         return cls(table.uri, table.config.record_key_field,
                    {p: tuple(v) for p, v in files.items()}, layout,
                    tuple(snapshot.completed), merged=merged,
                    ordering_field=table.config.ordering_field,
-                   **index.read_view_extra(snapshot))
+                   read_optimized=read_optimized, **index.read_view_extra(snapshot))
+
+    def holds(self, partition: str, file_id: str) -> bool:
+        """Whether the view reads the file group (a read-optimized view does not read a
+        log-only one, which an index that locates keys in logs may still name)."""
+        return any(fid == file_id for fid, _ in self.files.get(partition, ()))
 
     def read_group(self, table, partition: str, file_id: str, stats, log_stats=None,
                    columns: list[str] | None = None) -> pa.Table:

@@ -124,6 +124,13 @@ class SimAdapter:
         """Route what ``add`` collected; the file groups to write (counters in ``counts``)."""
         raise NotImplementedError
 
+    def pending_logs(self) -> list[Any]:
+        """Log files this batch appends to file groups not visible yet (on merge-on-read,
+        a pending resize's children: :class:`tableformat.model.LogAppend` with the
+        pending ``base_instant``), committed with the batch but counted apart from its
+        writes, as the Spark driver counts :attr:`TagContext.pending_groups`' writes."""
+        return []
+
     def file_index_bytes(self, partition: str, file_id: str, num_records: int) -> int:
         """Bytes of index data the index keeps in a base file's footer (modelled)."""
         return 0

@@ -18,6 +18,7 @@ from tableformat import fs as tfs
 from tableformat import hoodie_properties as hp
 from tableformat import partition_meta
 from tableformat.errors import IndexBenchError
+from tableformat.hudi_log.names import LogFileName
 from tableformat.layout import HOODIE
 from tableformat.markers import delete_markers, marked_files
 
@@ -46,7 +47,8 @@ INSTANT_METADATA_DIRS = (".hoodie/metadata/", ".hoodie/.bucket_index/")
 
 def delete_instant_files(table, instants: list[str], own_metafiles: bool = False
                          ) -> tuple[list[str], set[str]]:
-    """Delete the base, log and RLI files of ``instants`` and temporary partition metafiles
+    """Delete the base, log and RLI files of ``instants`` (and the log files of slices
+    they start) and temporary partition metafiles
     (with ``own_metafiles``, also metafiles those instants created): one recursive
     listing. Returns the deleted table-relative paths and the folders they were in.
     Shared by the abort here and :meth:`Table.rollback_pending`."""
@@ -73,8 +75,11 @@ def delete_instant_files(table, instants: list[str], own_metafiles: bool = False
                 folders.add(info.path.rsplit("/", 1)[0])
             continue
         # a file named after another (pending) instant whose write token starts with one
-        # of these: a dual write into a resize's child file group (consistent-hashing)
-        ours = name.endswith(suffixes) or any(f"_{i}-" in name for i in instants)
+        # of these: a dual write into a resize's child file group (consistent-hashing);
+        # a log file of a slice one of these starts: on merge-on-read, such a dual write
+        # (a completed delta commit lists it; the slice dies with the resize)
+        ours = name.endswith(suffixes) or any(f"_{i}-" in name for i in instants) \
+            or _log_base_instant(name) in instants
         if partition_meta.is_partition_metafile(name):
             ours = name != partition_meta.FILE_NAME or (
                 own_metafiles and _metafile_instant(table, info) in instants)
@@ -83,6 +88,14 @@ def delete_instant_files(table, instants: list[str], own_metafiles: bool = False
             deleted.append(rel)
             folders.add(info.path.rsplit("/", 1)[0])
     return sorted(deleted), folders
+
+
+def _log_base_instant(name: str) -> str | None:
+    """The base instant in a log file's name (None: not a log file)."""
+    try:
+        return LogFileName.parse(name).base_instant
+    except ValueError:
+        return None
 
 
 def delete_timeline_files(table, instants: list[str]) -> None:

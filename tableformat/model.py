@@ -37,12 +37,16 @@ SIM_WRITE_TOKEN = "0-0-0"  # a log file name's write token (no Spark task wrote 
 class LogAppend:
     """One log file an upsert appends to a file group: its records (upserts after the
     pre-combine) and how many of them are keys the group did not hold (what a merged
-    read of the slice gains: a compaction's record count)."""
+    read of the slice gains: a compaction's record count). ``base_instant``: the slice
+    it joins when that is not the group's latest — a pending resize's child, whose slice
+    starts at the resize's instant: the log stays hidden until that instant completes,
+    as :meth:`tableformat.table.Table.snapshot` hides it."""
 
     partition: str
     file_id: str
     records: int
     new_keys: int
+    base_instant: str | None = None
 
 
 @dataclass
@@ -61,6 +65,10 @@ class ModelTable:
     # records a merged read of each file group's slice holds (distinct keys): a base
     # file's records, plus the new keys its logs brought (a compaction writes this many)
     merged: dict[tuple[str, str], int] = field(default_factory=dict)
+    # log files of slices whose base instant has not completed, by that instant: they
+    # join their slices when it completes (a pending resize's dual writes, merge-on-read)
+    hidden: dict[str, list[tuple[tuple[str, str], LogFile, int]]] = field(
+        default_factory=dict)
 
     def new_instant(self) -> str:
         """Strictly increasing 17-digit instants (1 ms apart, from a fixed start)."""
@@ -80,8 +88,10 @@ class ModelTable:
                extra: dict[str, str] | None = None, logs: list[LogAppend] | None = None,
                action: str | None = None, operation: str | None = None) -> list[LogFile]:
         """Complete ``instant``: replaced file groups leave, written slices become latest,
-        and each of ``logs`` becomes a log file of its group's slice (a group with no
-        slice starts a log-only one, its base instant this one). ``action`` defaults to
+        the hidden logs of slices ``instant`` starts join them, and each of ``logs``
+        becomes a log file of its group's slice (a group with no slice starts a log-only
+        one, its base instant this one; a log of a slice whose base instant is pending
+        waits for it, hidden). ``action`` defaults to
         what the real writer completes: ``replacecommit`` when groups are replaced, a
         ``deltacommit`` on merge-on-read, else ``commit``. Returns the log files."""
         snap = self.snapshot
@@ -92,6 +102,8 @@ class ModelTable:
         for s in written:
             snap.slices[(s.partition, s.file_id)] = s
             self.merged[(s.partition, s.file_id)] = s.num_records
+        for key, log, new_keys in self.hidden.pop(instant, ()):  # now visible
+            self._attach(key, instant, log, new_keys)
         appended = [self._append(instant, a) for a in logs or ()]
         snap.physical_files += len(written) + len(appended)
         if action is None:
@@ -107,18 +119,35 @@ class ModelTable:
 
     def _append(self, instant: str, a: LogAppend) -> LogFile:
         key = (a.partition, a.file_id)
+        base = a.base_instant
+        if base is not None and base != instant and base not in self.snapshot.completed:
+            waiting = self.hidden.setdefault(base, [])
+            version = BASE_LOG_VERSION + sum(k == key for k, _, _ in waiting)
+            log = self._log_file(a, base, version, instant)
+            waiting.append((key, log, int(a.new_keys)))
+            return log
+        current = self.snapshot.slices.get(key)
+        start = current.instant if current is not None else instant
+        log = self._log_file(a, start, BASE_LOG_VERSION + (len(current.logs) if current else 0),
+                             instant)
+        self._attach(key, instant, log, int(a.new_keys))
+        return log
+
+    def _log_file(self, a: LogAppend, base: str, version: int, instant: str) -> LogFile:
+        name = LogFileName(a.file_id, base, version, SIM_WRITE_TOKEN).name
+        return LogFile(path=f"{a.partition}/{name}" if a.partition else name,
+                       instant=instant, num_records=int(a.records), num_deletes=0,
+                       size_bytes=self.log_bytes(a.records))
+
+    def _attach(self, key: tuple[str, str], base: str, log: LogFile, new_keys: int) -> None:
+        """``log`` joins the group's slice; a group with no slice starts a log-only one
+        at ``base``."""
         current = self.snapshot.slices.get(key)
         if current is None:  # a new file group on merge-on-read starts log-only
-            current = FileSlice(partition=a.partition, file_id=a.file_id, path=None,
-                                instant=instant, num_records=0, size_bytes=0)
-        name = LogFileName(a.file_id, current.instant, BASE_LOG_VERSION + len(current.logs),
-                           SIM_WRITE_TOKEN).name
-        log = LogFile(path=f"{a.partition}/{name}" if a.partition else name,
-                      instant=instant, num_records=int(a.records), num_deletes=0,
-                      size_bytes=self.log_bytes(a.records))
+            current = FileSlice(partition=key[0], file_id=key[1], path=None, instant=base,
+                                num_records=0, size_bytes=0)
         self.snapshot.slices[key] = current.with_log(log)
-        self.merged[key] = self.merged.get(key, 0) + int(a.new_keys)
-        return log
+        self.merged[key] = self.merged.get(key, 0) + new_keys
 
     def base_bytes(self, num_records: int, index_bytes: int = 0) -> int:
         """Modelled bytes of a base file: the records, the file's own overhead, and the

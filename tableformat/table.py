@@ -367,13 +367,14 @@ class Table:
         self._last_instant_ms = ms
         return format_instant(ms)
 
-    def start_instant(self, action: str = COMMIT, plan: dict | None = None) -> str:
+    def start_instant(self, action: str = COMMIT, plan: dict | bytes | None = None) -> str:
         """Write ``<instant>.<action>.requested`` (with ``plan``, e.g. a clustering plan,
-        as its body), then the inflight file, as Hudi does: from here on a crash is
-        rolled back, never seen."""
+        as its body: JSON, or bytes as they are, e.g. an Avro compaction plan), then the
+        inflight file, as Hudi does: from here on a crash is rolled back, never seen."""
         self._require_lock()
         instant = self.new_instant()
-        body = json.dumps(plan, indent=2).encode() if plan is not None else b""
+        body = plan if isinstance(plan, bytes) else \
+            json.dumps(plan, indent=2).encode() if plan is not None else b""
         tfs.write_bytes_atomic(self.fs, tfs.join(self.meta, f"{instant}.{action}.{REQUESTED}"),
                                body)
         self.write_inflight(instant, {}, action)
@@ -385,6 +386,10 @@ class Table:
         inflight = INFLIGHT if action == COMMIT else f"{action}.{INFLIGHT}"
         tfs.write_bytes_atomic(self.fs, tfs.join(self.meta, f"{instant}.{inflight}"),
                                json.dumps(body).encode())
+
+    def read_requested(self, instant: str, action: str) -> bytes:
+        """The bytes of ``<instant>.<action>.requested`` (the plan of a table service)."""
+        return tfs.read_bytes(self.fs, tfs.join(self.meta, f"{instant}.{action}.{REQUESTED}"))
 
     def read_pending(self, instant: str, action: str) -> tuple[dict, dict]:
         """(requested body, inflight body) of a pending instant ({} when empty)."""

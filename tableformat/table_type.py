@@ -47,11 +47,12 @@ def writes_log_file(table_type: str, can_index_log_files: bool, exists: bool,
     that exists; the file groups its inserts were planned into (new ones, and small base
     files without logs, :func:`insert_candidates`) get a base file, merged with the
     group's updates, so its lookups see every key. ``pending``: a file group not visible
-    yet (a consistent-hashing dual write), which is written as a base file on either
-    table type (docs/merge-on-read.md, where the harness differs)."""
-    if table_type != MERGE_ON_READ or pending:
+    yet (a consistent-hashing dual write into a pending resize's child), whose records
+    are appended to a log of the child on merge-on-read (RFC-42; Hudi's append handle
+    writes them as any located record), as a bucket index's are."""
+    if table_type != MERGE_ON_READ:
         return False
-    if can_index_log_files:
+    if can_index_log_files or pending:
         return True
     return exists and not planned_inserts
 

@@ -215,6 +215,91 @@ def test_a_resize_killed_before_its_commit_is_rolled_back(spark, tmp_path):
     assert committed(uri) == oracle and verify_table(spark, uri) == []
 
 
+MOR = {"hoodie.table.type": "MERGE_ON_READ", "hoodie.compact.inline": "false"}
+
+
+def _mor_rows(rng: random.Random, n: int, step: int, keys: int, deletes: float = 0.0):
+    """A key's partition is a function of it (hudi-rs's rows are compared by key), and
+    ordering values grow with the step: a later record always wins (hudi-rs keeps a
+    deleted key's ordering value, the harness forgets it: docs/merge-on-read.md)."""
+    return [(k, ("p", "q/r")[int(k[1:]) % 2], 10 * step + ts, d, pl)
+            for k, _, ts, d, pl in _rows(rng, n, step, keys, deletes)]
+
+
+def _dual_logs(table, instant: str, resize: str) -> list[dict]:
+    """The write stats of ``instant`` that are log files of ``resize``'s slices."""
+    meta = table.read_commit(instant, "deltacommit")
+    return [s for stats in meta["partitionToWriteStats"].values() for s in stats
+            if s["path"].rsplit("/", 1)[-1].startswith(".") and f"_{resize}.log." in s["path"]]
+
+
+def test_mor_dual_writes_append_child_logs_hidden_until_the_resize_completes(spark, tmp_path):
+    """RFC-42 on merge-on-read: a pending resize's dual writes are log files of the
+    children (base instant: the resize's, versions counting up), invisible to the
+    harness and to hudi-rs until the replacecommit completes, deleted with a rolled-back
+    resize, and merged into the children's slices after a completed one; the snapshot
+    equals a dict oracle throughout, verify and compaction included."""
+    hudi = pytest.importorskip("hudi", minversion="0.5.0")  # noqa: F841
+    from test_hudi_interop import assert_hudi_rs_reads_the_merged_snapshot
+
+    from indexbench.compaction import COMPACT
+
+    uri, rng, oracle = str(tmp_path / "t"), random.Random(5), {}
+    table, index = open_table(uri, NAME, {"hoodie.bucket.index.num.buckets": 2, **MOR})
+    _upsert(spark, table, index, oracle, _mor_rows(rng, 120, 0, 200), 0)
+    with table:  # base files, so the resize plans splits
+        services.run_service(spark, table, index, COMPACT, {"force": True}, None)
+    smallest = min(s.size_bytes for s in table.snapshot().slices.values())
+    splitting = _index(**{"hoodie.parquet.max.file.size": smallest // 3,
+                          "indexbench.resize.pending.commits": 2})
+
+    # 1. a resize pending over two upserts, killed before its commit
+    with simulated_crash("resize_before_commit"), pytest.raises(SimulatedCrash), table:
+        services.run_inline(spark, table, splitting, None)
+        resize = PendingResize.find(table).instant
+        children = {f for ids in PendingResize.find(table).child_ids().values() for f in ids}
+        for n in (1, 2):
+            rows = _mor_rows(rng, 60, n, 260, 0.2)
+            res = upsert(spark, table, splitting, _batch(spark, rows), batch_no=n)
+            apply_batch(oracle, rows)
+            logs = _dual_logs(table, res.instant, resize)
+            assert {s["fileId"] for s in logs} <= children and len(logs) == \
+                res.metrics["dual_written_files"] > 0
+            assert {(s["prevCommit"], s["baseFile"], s["logVersion"]) for s in logs} == \
+                {(resize, "", n)}  # a log-only slice to Hudi's view, numbered in order
+            assert res.metrics["dual_merge_bytes_read"] == 0
+            assert committed(uri) == oracle
+            assert_hudi_rs_reads_the_merged_snapshot(uri)  # no child, no log of one
+        services.run_inline(spark, table, splitting, None)
+    assert _files_of(uri, f"_{resize}.log.") and committed(uri) == oracle
+    table, _ = open_table(uri, NAME)
+    with table:  # the next writer rolls the resize back: its children's logs go too
+        assert resize in table.rolled_back[0]
+    assert not _files_of(uri, resize) and committed(uri) == oracle
+
+    # 2. planned again, dual-written, completed: the children's slices hold the logs
+    splitting = _index(**{"hoodie.parquet.max.file.size": smallest // 3})
+    with table:
+        services.run_inline(spark, table, splitting, None)
+        resize = PendingResize.find(table).instant
+        rows = _mor_rows(rng, 60, 3, 260, 0.2)
+        res = upsert(spark, table, splitting, _batch(spark, rows), batch_no=3)
+        apply_batch(oracle, rows)
+        [row] = services.run_inline(spark, table, splitting, None)
+    assert row["dual_written_files"] == res.metrics["dual_written_files"]
+    snap = table.snapshot()
+    logged = {(s.partition, s.file_id): s for s in snap.slices.values() if s.logs}
+    assert len(logged) == res.metrics["dual_written_files"]
+    assert all(s.instant == resize and {lf.instant for lf in s.logs} == {res.instant}
+               for s in logged.values())
+    assert committed(uri) == oracle and verify_table(spark, uri) == []
+    assert_hudi_rs_reads_the_merged_snapshot(uri)
+    with table:
+        [row] = services.run_service(spark, table, index, COMPACT, {"force": True}, None)
+    assert row["slices_compacted"] == len(logged)
+    assert committed(uri) == oracle and verify_table(spark, uri) == []
+
+
 def test_the_simulator_resizes_with_the_same_plan(tmp_path):
     from indexbench.sim.driver import simulate
 

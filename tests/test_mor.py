@@ -33,7 +33,7 @@ from indexbench.compaction import HANG_IN_COMPACTION
 from indexbench.driver import open_table, upsert
 from indexbench.log_writer import HANG_IN_LOG_APPEND
 from indexbench.verify import verify_table
-from tableformat.errors import TableConfigError
+from tableformat.errors import IndexBenchError, TableConfigError
 from tableformat.faults import CRASH_ENV, SimulatedCrash, simulated_crash
 from tableformat.hudi_log.names import LogFileName, is_log_file
 from tableformat.merge import fold
@@ -100,6 +100,59 @@ def test_folding_logs_over_a_base_equals_merging_batch_by_batch(layers):
     got = dict(zip(state.column(0).to_pylist(), state.column(1).to_pylist(), strict=True))
     assert got == want
     assert len(np.unique(state.column(0).to_numpy(zero_copy_only=False))) == state.num_rows
+
+
+def test_the_compaction_plan_is_hudis_avro_hoodie_compaction_plan():
+    """``.compaction.requested`` as Hudi 0.14/0.15 write it: an Avro data file (no codec)
+    of one ``org.apache.hudi.avro.model.HoodieCompactionPlan``, Hudi's fields in Hudi's
+    order, version 2 (file names), each operation's metrics as Hudi's strategy captures
+    them; read back, it names the same slices; a plan the table no longer matches is
+    refused."""
+    import io
+
+    import fastavro
+
+    from tableformat.compaction_plan import CompactionPlan
+    from tableformat.table import FileSlice, LogFile, Snapshot
+
+    mb = 1024 * 1024
+    base = FileSlice("d", "f1", "d/f1_0-0-0_20260101000000001.parquet", "20260101000000001",
+                     10, 3 * mb + 5)
+    for v, size in ((1, mb), (2, mb // 2)):
+        base = base.with_log(LogFile(f"d/.f1_20260101000000001.log.{v}_0-0-0",
+                                     f"2026010100000000{v + 1}", 4, 0, size))
+    log_only = FileSlice("", "f2", None, "20260101000000002", 0, 0).with_log(
+        LogFile(".f2_20260101000000002.log.1_1-0-0", "20260101000000002", 3, 1, 700))
+    plan = CompactionPlan((base, log_only))
+    raw = plan.request(max_file_size=120 * mb)
+    assert raw[:4] == b"Obj\x01"  # an Avro object container file
+    reader = fastavro.reader(io.BytesIO(raw))
+    assert reader.metadata["avro.codec"] == "null"
+    schema = reader.writer_schema
+    assert (schema["name"], [f["name"] for f in schema["fields"]]) == (
+        "org.apache.hudi.avro.model.HoodieCompactionPlan",
+        ["operations", "extraMetadata", "version", "strategy", "preserveHoodieMetadata"])
+    [record] = list(reader)
+    assert (record["version"], record["extraMetadata"], record["strategy"]) == (2, None, None)
+    assert record["operations"] == [
+        {"baseInstantTime": "20260101000000001",
+         "deltaFilePaths": [".f1_20260101000000001.log.1_0-0-0",
+                            ".f1_20260101000000001.log.2_0-0-0"],
+         "dataFilePath": "f1_0-0-0_20260101000000001.parquet", "fileId": "f1",
+         "partitionPath": "d", "bootstrapFilePath": None,
+         "metrics": {"TOTAL_IO_READ_MB": 4.0, "TOTAL_IO_WRITE_MB": 3.0, "TOTAL_IO_MB": 7.0,
+                     "TOTAL_LOG_FILES_SIZE": 1.5 * mb, "TOTAL_LOG_FILES": 2.0}},
+        {"baseInstantTime": "20260101000000002",
+         "deltaFilePaths": [".f2_20260101000000002.log.1_1-0-0"], "dataFilePath": None,
+         "fileId": "f2", "partitionPath": "", "bootstrapFilePath": None,
+         "metrics": {"TOTAL_IO_READ_MB": 0.0, "TOTAL_IO_WRITE_MB": 120.0, "TOTAL_IO_MB": 120.0,
+                     "TOTAL_LOG_FILES_SIZE": 700.0, "TOTAL_LOG_FILES": 1.0}}]
+    snap = Snapshot({("d", "f1"): base, ("", "f2"): log_only}, [], 0, None)
+    assert CompactionPlan.from_request(raw, snap) == plan
+    snap.slices[("d", "f1")] = base.with_log(LogFile(
+        "d/.f1_20260101000000001.log.3_0-0-0", "20260101000000004", 1, 0, 9))
+    with pytest.raises(IndexBenchError, match="compaction plan names file slice f1"):
+        CompactionPlan.from_request(raw, snap)
 
 
 # ---------------------------------------------------------------- on Spark
@@ -245,6 +298,13 @@ def test_kill_9_mid_write_leaves_nothing_visible_and_the_next_writer_rolls_back(
     instant = _kill_mid_task(script, uri, point, written)
     action = "deltacommit" if kind == "delta commit" else "compaction"
     assert os.path.exists(f"{Table(uri).meta}/{instant}.{action}.inflight")
+    if kind == "compaction":  # Hudi's Avro plan, naming every slice with logs
+        from tableformat.compaction_plan import CompactionPlan
+
+        snap = Table(uri).snapshot()
+        plan = CompactionPlan.from_request(Table(uri).read_requested(instant, action), snap)
+        assert {(s.partition, s.file_id) for s in plan.slices} == \
+            {k for k, s in snap.slices.items() if s.logs}
     assert committed(uri) == oracle  # the harness's merged read: nothing of the instant
     ht = hudi.HudiTableBuilder.from_base_uri(uri).build()  # nor hudi-rs's
     got = pa.Table.from_batches(ht.read(), schema=ht.get_schema_with_meta_fields())

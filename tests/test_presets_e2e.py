@@ -171,7 +171,7 @@ def test_sim_reproduces_small_file_top_up_exactly(spark, tmp_path):
 EXACT_MOR = EXACT + ["log_files_written", "log_blocks_written", "records_in_logs",
                      "log_files_in_table", "slices_compacted", "log_files_compacted",
                      "small_files_topped_up", "small_file_inserts", "dual_written_records",
-                     "splits", "merges", "deletes"]
+                     "dual_written_files", "splits", "merges", "deletes"]
 MOR = {"hoodie.table.type": "MERGE_ON_READ", "hoodie.compact.inline.max.delta.commits": "2"}
 MOR_SIZES = {"initial_records": 1200, "batches": 3, "batch_size": 400}
 MOR_PARAMS = {

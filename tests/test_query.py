@@ -152,7 +152,8 @@ def test_after_a_rescale_the_scans_stay_bucket_aware(spark, run_dir, tmp_path):
 def test_cli_query_appends_rows_to_the_run(run_dir, capsys):
     before = len(m.read_metrics(run_dir))
     rc = main(["query", table_of(run_dir, "bloom"), table_of(run_dir, "simple-bucket"),
-               "--keys", "20", "--batch-keys", "10", "--queries", "lookup,groupby"])
+               "--keys", "20", "--batch-keys", "10", "--queries", "lookup,groupby",
+               "--set", "hoodie.datasource.query.type=read_optimized"])
     assert rc == 0
     out = capsys.readouterr().out
     assert "point lookups" in out and "bucket-aware" in out
@@ -163,6 +164,7 @@ def test_cli_query_appends_rows_to_the_run(run_dir, capsys):
     assert (q[q["query"] == "lookup"]["keys"] == 20).all()
     assert q["index_mem_bytes"].isna().all()  # a query has no index size: empty, not 0
     assert set(q["key_fields"]) == {"key"}
+    assert (df["query_type"].iloc[before:] == "read_optimized").all()  # Hudi's option
 
 
 @pytest.mark.parametrize("argv, words", [
@@ -172,6 +174,12 @@ def test_cli_query_appends_rows_to_the_run(run_dir, capsys):
     (["query", "{bloom}", "--workload", "zipf-skewed"], "another workload"),
     (["query", "{bloom}", "--batches", "3"], "give --workload"),
     (["query", "{bloom}", "--queries", "lookup", "--join-with", "{bloom}"], "add it to"),
+    (["query", "{bloom}", "--set", "hoodie.datasource.query.type=incremental"],
+     "incremental queries are not supported"),
+    (["query", "{bloom}", "--set", "hoodie.datasource.query.type=ro"], "not a query type"),
+    (["query", "{bloom}", "--set", "hoodie.table.type=mor"], "not a query option"),
+    (["query", "{bloom}", "--query-type", "snapshot", "--set",
+      "hoodie.datasource.query.type=read_optimized"], "disagree"),
 ])
 def test_bad_query_arguments_are_one_line_before_spark(run_dir, capsys, argv, words):
     argv = [a.format(bloom=table_of(run_dir, "bloom")) for a in argv]
@@ -231,3 +239,70 @@ def test_bucket_files_hold_only_their_keys(run_dir):
         data = bf.read_base_file(table.fs, table.abs_path(s.path))
         buckets = index.row_buckets(data, s.partition, table.config, snap)
         assert np.all(buckets == bf.bucket_of_file_id(s.file_id))
+
+
+# ---------------------------------------------------------------- query types
+QUERY_FIGURES = ["keys_found", "files_read", "bytes_read", "result_rows", "candidate_files",
+                 "log_files_read", "log_bytes_read"]
+
+
+def _by_query(df: pd.DataFrame) -> pd.DataFrame:
+    return df.set_index(["query", "plan"]).sort_index()
+
+
+def test_read_optimized_on_copy_on_write_is_the_snapshot(spark, run_dir):
+    """Hudi answers a read_optimized query of a copy-on-write table with its snapshot
+    relation: the same rows, the same files read; each row names its query type."""
+    uri = table_of(run_dir, "simple-bucket")
+    got = {qt: api.query(uri, "lookup,groupby", keys=10, batch_keys=10, spark=spark,
+                         query_type=qt) for qt in ("snapshot", "read_optimized")}
+    for qt, df in got.items():
+        assert (df["query_type"] == qt).all() and (df["log_files_read"] == 0).all()
+    a, b = (_by_query(got[qt])[QUERY_FIGURES] for qt in ("snapshot", "read_optimized"))
+    pd.testing.assert_frame_equal(a, b)
+
+
+def test_read_optimized_on_merge_on_read_misses_exactly_the_records_only_in_logs(
+        spark, tmp_path):
+    """A merge-on-read table with base files (one compaction) and logs since: a snapshot
+    query merges them, a read-optimized one reads base files only — its groups and join
+    rows are fewer by exactly the keys only logs hold, its lookups miss exactly the
+    looked-up keys only logs hold, and it reads no log file."""
+    out = str(tmp_path / "mor")
+    api.run("simple-bucket", "uniform", initial_records=300, batches=2, batch_size=100,
+            params={"hoodie.bucket.index.num.buckets": "4",
+                    "hoodie.table.type": "MERGE_ON_READ",
+                    "hoodie.compact.inline.max.delta.commits": "2"}, out=out, spark=spark)
+    uri = table_of(out, "simple-bucket")
+    table = Table(uri)
+    snap = table.snapshot()
+    assert any(s.logs for s in snap.slices.values()) and any(s.path for s in snap.slices.values())
+    base_keys = {k for s in snap.slices.values() if s.path for k in bf.read_base_file(
+        table.fs, table.abs_path(s.path)).column(bf.RECORD_KEY).to_pylist()}
+    from tableformat.slice_reader import read_file_group
+
+    all_keys = {k for s in snap.slices.values()
+                for k in read_file_group(table, s).column(bf.RECORD_KEY).to_pylist()}
+    only_in_logs = len(all_keys - base_keys)
+    assert only_in_logs > 0 and base_keys <= all_keys  # no deletes: logs only add
+
+    got = {qt: _by_query(api.query(uri, "lookup,groupby,join", keys=40, batch_keys=20,
+                                   spark=spark, query_type=qt))
+           for qt in ("snapshot", "read_optimized")}
+    snap_q, ro = got["snapshot"], got["read_optimized"]
+    assert (ro["query_type"] == "read_optimized").all()
+    for query in ("groupby", "join"):
+        for plan in ("bucket-aware", "default"):
+            assert snap_q.loc[(query, plan), "result_rows"] == len(all_keys)
+            assert snap_q.loc[(query, plan), "result_rows"] - \
+                ro.loc[(query, plan), "result_rows"] == only_in_logs, (query, plan)
+    assert (snap_q["log_files_read"] > 0).all() and (snap_q["log_bytes_read"] > 0).all()
+    assert (ro["log_files_read"] == 0).all() and (ro["log_bytes_read"] == 0).all()
+    assert (ro["files_read"] < snap_q["files_read"]).all()
+    # the lookups: the same keys (seeded), found less by those only logs hold
+    w = api.load_workload("uniform", initial_records=300, batches=2, batch_size=100)
+    keys = lookup_keys(w, 3, 40)
+    present = set(pc.filter(keys.column("key"), keys.column(PRESENT_COL)).to_pylist())
+    assert snap_q.loc[("lookup", "index"), "keys_found"] == len(present)
+    assert len(present) - ro.loc[("lookup", "index"), "keys_found"] == \
+        len(present - base_keys) > 0

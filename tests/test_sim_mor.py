@@ -42,7 +42,8 @@ SIZES = {"initial_records": 1200, "batches": 3, "batch_size": 400}
     (MERGE_ON_READ, False, True, False, False, True),  # bloom: updates only → its log
     (MERGE_ON_READ, False, True, True, False, False),  # bloom: a small file topped up
     (MERGE_ON_READ, False, False, True, False, False),  # bloom: a new file group
-    (MERGE_ON_READ, True, True, False, True, False),  # a dual write: a base file
+    (COPY_ON_WRITE, True, False, False, True, False),  # a dual write: the child's base file
+    (MERGE_ON_READ, True, False, False, True, True),  # ... on MOR the child's log (RFC-42)
 ])
 def test_writes_log_file_is_hudis_delta_commit_rule(table_type, can_log, exists, planned,
                                                    pending, log):
@@ -134,6 +135,28 @@ def test_model_log_files_make_slices_as_the_real_snapshot_assembles_them():
     assert "log_bytes_compacted" not in modelled and modelled["model_log_bytes_compacted"] == 5200
     assert model.snapshot.operations[row["instant"]] == "COMPACT"
     assert simulate_compaction(Index(), Adapter(), model, config, 2) == []  # not due again
+
+
+def test_model_hides_logs_of_a_pending_slice_until_its_base_instant_completes():
+    """A dual write's log (base instant: a pending resize's) is written, counted and
+    hidden, as Table.snapshot hides it; the resize's commit shows it after the child's
+    base file, numbered in order, its new keys counted for the compaction."""
+    model = ModelTable(100.0, log_record_bytes=10, table_type=MERGE_ON_READ)
+    t = model.new_instant()  # the resize, planned and pending
+    for n, new in ((5, 5), (3, 1)):  # two upserts dual-write the child "c"
+        model.commit(model.new_instant(), [],
+                     logs=[LogAppend("p", "c", n, new, base_instant=t), LogAppend("p", "g", 1, 0)])
+    assert set(model.snapshot.slices) == {("p", "g")}  # the child is not visible
+    assert model.snapshot.physical_files == 4  # its two logs are on storage
+    model.commit(t, [model.slice_of("p", "c", t, 20)], replaced={"p": ["g"]})
+    c = model.snapshot.slices[("p", "c")]
+    assert c.instant == t and c.base_records == 20 and c.num_records == 28
+    assert [lf.path.rsplit("/", 1)[-1] for lf in c.logs] == [
+        f".c_{t}.log.1_0-0-0", f".c_{t}.log.2_0-0-0"]
+    assert model.merged_records("p", "c") == 26 and ("p", "g") not in model.snapshot.slices
+    assert table_figures(model.snapshot)["records_in_logs"] == 8
+    model.commit(model.new_instant(), [], logs=[LogAppend("p", "c", 2, 0, base_instant=t)])
+    assert len(model.snapshot.slices[("p", "c")].logs) == 3  # completed: joins at once
 
 
 def test_a_merge_on_read_simulation_logs_compacts_and_counts_as_the_append_handle():

@@ -19,6 +19,7 @@ import pyarrow as pa
 from indexes.lookup import ReadView
 from tableformat.basefile import bucket_of_file_id
 from tableformat.fs import IOStats
+from tableformat.slice_reader import LogReadStats
 
 COUNT_COL = "count"
 
@@ -46,10 +47,13 @@ def files_of_groups(view: ReadView, groups: int) -> list[list[tuple[str, str]]]:
 
 
 def read_key_columns(table, view: ReadView, groups: Sequence[tuple[str, str]],
-                     fields: Sequence[str], stats: IOStats) -> pa.Table:
+                     fields: Sequence[str], stats: IOStats,
+                     log_stats: LogReadStats | None = None) -> pa.Table:
     """The key columns of some file groups (merged with their logs on a merge-on-read
-    table), counted (files and bytes) by the reader."""
-    parts = [view.read_group(table, p, fid, stats, columns=list(fields)) for p, fid in groups]
+    table, unless the view is read-optimized), counted (files and bytes, log files
+    apart in ``log_stats``) by the reader."""
+    parts = [view.read_group(table, p, fid, stats, log_stats, columns=list(fields))
+             for p, fid in groups]
     if not parts:
         return pa.table({f: pa.array([], pa.string()) for f in fields})
     return pa.concat_tables(parts, promote_options="permissive")

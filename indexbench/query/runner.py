@@ -16,6 +16,7 @@ import workloads
 from indexbench.batches import workload_fingerprint
 from indexbench.query.keys import committed_batches, lookup_keys, workload_of_table
 from tableformat.errors import IndexBenchError
+from tableformat.query_type import READ_OPTIMIZED, SNAPSHOT, check_query_type
 from tableformat.rows import QUERY_KINDS, query_row
 from tableformat.table import Table
 from tableformat.table_type import short_name
@@ -40,6 +41,12 @@ class QueryPlan:
     # join only tables whose query key is the record key (compare's phase: a join on a
     # non-unique key makes Σ count² rows, minutes where the phase should take seconds)
     join_unique_only: bool = False
+    # hoodie.datasource.query.type: snapshot (merged) or read_optimized (base files only)
+    query_type: str = SNAPSHOT
+
+    @property
+    def read_optimized(self) -> bool:
+        return self.query_type == READ_OPTIMIZED
 
 
 def _open(uri: str) -> tuple[Table, Any]:
@@ -71,11 +78,15 @@ def plan_queries(tables: Sequence[str], queries: str | Sequence[str] | None = No
                  keys: int = DEFAULT_KEYS, batch_keys: int = DEFAULT_BATCH_KEYS,
                  join_with: str | None = None, repeat: int = 1,
                  workload: workloads.Workload | None = None,
-                 join_unique_only: bool = False) -> QueryPlan:
-    """Check everything before Spark starts: tables, queries, sizes, lookup workloads."""
+                 join_unique_only: bool = False, query_type: str = SNAPSHOT) -> QueryPlan:
+    """Check everything before Spark starts: tables, queries, sizes, lookup workloads,
+    the query type (Hudi's ``hoodie.datasource.query.type``; ``read_optimized`` is
+    allowed on a copy-on-write table, where it reads what a snapshot query reads, as
+    in Hudi)."""
     if not tables:
         raise IndexBenchError("query needs at least one table")
     names = parse_queries(queries)
+    query_type = check_query_type(query_type)
     if keys < 1 or batch_keys < 1 or repeat < 1:
         raise IndexBenchError("--keys, --batch-keys and --repeat must be >= 1")
     if join_with and "join" not in names:
@@ -90,7 +101,8 @@ def plan_queries(tables: Sequence[str], queries: str | Sequence[str] | None = No
             w = workload or workload_of_table(table.uri)
             committed_batches(table.snapshot(), workload_fingerprint(w), table.uri)
             found[table.uri] = w
-    return QueryPlan(opened, names, keys, batch_keys, found, other, repeat, join_unique_only)
+    return QueryPlan(opened, names, keys, batch_keys, found, other, repeat, join_unique_only,
+                     query_type)
 
 
 def _check_key_fields(table: Table, index: Any, queries: list[str]) -> None:
@@ -131,19 +143,21 @@ def run_queries(spark, plan: QueryPlan, *, run_id: str, seed: int = 0,
         if progress:
             progress(rows[-1])
 
+    ro = plan.read_optimized
     for table, index in plan.tables:
-        scan = sq.ScanTable.of(table, index)
+        scan = sq.ScanTable.of(table, index, ro)
         if {"groupby", "join"} & set(plan.queries):
             sq.warm_up_scans(spark, scan)  # once per application and kind of table
         w = plan.workloads.get(table.uri)
         base = {"run_id": run_id, "index": index.name, "workload": w.name if w else None,
                 "key_fields": ",".join(scan.fields),
-                "table_type": short_name(table.config.table_type)}
+                "table_type": short_name(table.config.table_type),
+                "query_type": plan.query_type}
         if "lookup" in plan.queries:
             assert w is not None
             done = committed_batches(table.snapshot(), workload_fingerprint(w), table.uri)
             keys = lookup_keys(w, done, plan.keys, seed)
-            figures, _found = sq.run_lookups(spark, table, index, keys, plan.batch_keys)
+            figures, _found = sq.run_lookups(spark, table, index, keys, plan.batch_keys, ro)
             emit(base, scan, "lookup", "index", **figures)
         if "groupby" in plan.queries:
             groups = aligned_groups([scan.layout])
@@ -152,7 +166,7 @@ def run_queries(spark, plan: QueryPlan, *, run_id: str, seed: int = 0,
                      **sq.run_groupby(spark, scan, p, groups, plan.repeat))
         unique = scan.fields == [table.config.record_key_field]
         if "join" in plan.queries and (unique or not plan.join_unique_only):
-            right = sq.ScanTable.of(*plan.join_with) if plan.join_with else scan
+            right = sq.ScanTable.of(*plan.join_with, ro) if plan.join_with else scan
             same_keys = right.fields == scan.fields
             groups = aligned_groups([scan.layout, right.layout]) if same_keys else None
             for p in ([sq.BUCKET_AWARE] if groups else []) + [sq.DEFAULT]:

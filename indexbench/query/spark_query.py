@@ -28,17 +28,19 @@ from pyspark.sql.pandas.types import to_arrow_schema
 
 from indexbench.query import bucketed
 from indexbench.query.keys import PRESENT_COL
-from indexbench.query.lookup import latency_figures, lookup_partition
+from indexbench.query.lookup import latency_figures, log_counts, lookup_partition
 from indexes.counters import ShuffleMeter, new_counters
 from indexes.lookup import ReadView
 from tableformat import basefile as bf
 from tableformat.fs import IOStats
+from tableformat.slice_reader import LogReadStats
 
 BUCKET_AWARE, DEFAULT = "bucket-aware", "default"
 # what lookup_partition and the index cores count, summed over the tasks
 LOOKUP_COUNTERS = ("keys_found", "files_read", "bytes_read", "footers_read",
                    "index_files_read", "candidate_files", "bloom_checks", "bloom_positives",
-                   "false_positives", "fp_file_reads", "ring_lookups")
+                   "false_positives", "fp_file_reads", "ring_lookups", "log_files_read",
+                   "log_bytes_read")
 
 
 @dataclass
@@ -53,9 +55,11 @@ class ScanTable:
     records: int
 
     @classmethod
-    def of(cls, table, index) -> ScanTable:
+    def of(cls, table, index, read_optimized: bool = False) -> ScanTable:
+        """The table as a snapshot query reads it, or a read-optimized one (base files
+        only, :mod:`tableformat.query_type`)."""
         snap = table.snapshot()
-        return cls(table, index, ReadView.of(table, snap, index),
+        return cls(table, index, ReadView.of(table, snap, index, read_optimized),
                    index.query_key_fields(table.config.record_key_field),
                    index.hash_layout(snap), sum(s.num_records for s in snap.slices.values()))
 
@@ -64,14 +68,15 @@ class ScanTable:
         return [f"{self.table.uri.rstrip('/')}/{p}" for part, files in self.view.files.items()
                 for fid, p in files if (part, fid) not in self.view.merged]
 
-    def spark_frame(self, spark: SparkSession) -> DataFrame:
+    def spark_frame(self, spark: SparkSession, acc: Any = None) -> DataFrame:
         """The snapshot's records: Spark's own reader over exactly the base files that
         have no log files, and on a merge-on-read table one task per slice with logs
         that merges it (:func:`tableformat.slice_reader.read_slice`, Hudi's snapshot
         query). The commits name the files, so Spark only checks them on the driver, as
         Hudi's file index lists a table from its metadata: above
         ``parallelPartitionDiscovery.threshold`` (32 paths) Spark would start a listing
-        job, 5–8 s for a bloom table's 821 files."""
+        job, 5–8 s for a bloom table's 821 files. ``acc``: counters of the merging
+        tasks' reads (files, log files and bytes, merge seconds)."""
         key = "spark.sql.sources.parallelPartitionDiscovery.threshold"
         before = spark.conf.get(key)
         paths = self.paths()
@@ -83,7 +88,7 @@ class ScanTable:
         finally:
             spark.conf.set(key, before)
         if self.view.merged:
-            frames.append(merged_frame(spark, self.table, self.view))
+            frames.append(merged_frame(spark, self.table, self.view, acc))
         if not frames:
             return spark.createDataFrame([], file_struct(self.table.snapshot().schema))
         out = frames[0]
@@ -92,8 +97,9 @@ class ScanTable:
         return out
 
 
-def merged_frame(spark: SparkSession, table, view: ReadView) -> DataFrame:
-    """The slices with log files, one task each, read merged."""
+def merged_frame(spark: SparkSession, table, view: ReadView, acc: Any = None) -> DataFrame:
+    """The slices with log files, one task each, read merged (their files, log files
+    and bytes and the merge's seconds added to ``acc``)."""
     struct = file_struct(table.snapshot().schema)
     arrow = to_arrow_schema(struct)
     keys = sorted(view.merged)
@@ -106,7 +112,10 @@ def merged_frame(spark: SparkSession, table, view: ReadView) -> DataFrame:
         for rb in batches:
             for i in rb.column(0).to_pylist():
                 p, fid = keys[i]
-                data = view.read_group(t, p, fid, IOStats())
+                stats, logs = IOStats(), LogReadStats()
+                data = view.read_group(t, p, fid, stats, logs)
+                if acc is not None:
+                    acc.add({"merged_files_read": stats.files_read, **log_counts(logs)})
                 yield from data.select(arrow.names).cast(arrow).to_batches()
 
     tasks = max(1, min(len(keys), spark.sparkContext.defaultParallelism * 2))
@@ -121,12 +130,13 @@ def file_struct(snapshot_schema: str) -> T.StructType:
 
 
 # ---------------------------------------------------------------- point lookups
-def run_lookups(spark: SparkSession, table, index, keys: pa.Table, batch_keys: int
-                ) -> tuple[dict[str, float], pa.Table]:
+def run_lookups(spark: SparkSession, table, index, keys: pa.Table, batch_keys: int,
+                read_optimized: bool = False) -> tuple[dict[str, float], pa.Table]:
     """Look ``keys`` up through ``index``, ``batch_keys`` keys per Spark job; returns the
-    counted figures (latencies per key batch included) and the rows found."""
+    counted figures (latencies per key batch included) and the rows found.
+    ``read_optimized``: base files only (Hudi's read-optimized query)."""
     snapshot = table.snapshot()
-    view = ReadView.of(table, snapshot, index)
+    view = ReadView.of(table, snapshot, index, read_optimized)
     part_field = table.config.partition_field
     struct = file_struct(snapshot.schema)
     arrow_out = to_arrow_schema(struct)
@@ -161,6 +171,7 @@ def run_lookups(spark: SparkSession, table, index, keys: pa.Table, batch_keys: i
         "keys": n, "keys_present": int(pc.sum(keys.column(PRESENT_COL)).as_py() or 0),
         "lookup_batches": len(seconds), **{k: int(c.get(k, 0)) for k in LOOKUP_COUNTERS},
         "files_read_per_key": c.get("files_read", 0) / n if n else 0.0,
+        "merge_s": float(c.get("merge_s", 0.0)),
         "total_s": float(sum(seconds)), **latency_figures(seconds),
     }
     rows = pa.concat_tables(found) if found else arrow_out.empty_table()
@@ -226,7 +237,7 @@ def groupby_frame(spark: SparkSession, t: ScanTable, plan: str, groups: int | No
     """``select key, count(*) from t group by key`` (the index key), by ``plan``."""
     fields = t.fields
     if plan == DEFAULT:
-        return t.spark_frame(spark).groupBy(*fields).count()
+        return t.spark_frame(spark, acc).groupBy(*fields).count()
     assert groups, "a bucket-aware plan needs aligned buckets"
     files = bucketed.files_of_groups(t.view, groups)
     uri = t.table.uri
@@ -234,10 +245,10 @@ def groupby_frame(spark: SparkSession, t: ScanTable, plan: str, groups: int | No
     def body(j: int) -> pa.Table:
         from tableformat.table import Table
 
-        stats = IOStats()
-        data = bucketed.read_key_columns(Table(uri), t.view, files[j], fields, stats)
+        stats, logs = IOStats(), LogReadStats()
+        data = bucketed.read_key_columns(Table(uri), t.view, files[j], fields, stats, logs)
         if acc is not None:
-            acc.add(stats.as_dict())
+            acc.add({**stats.as_dict(), **log_counts(logs)})
         return bucketed.group_counts(data, fields)
 
     schema = _key_struct(fields, [T.StructField(bucketed.COUNT_COL, T.LongType(), False)])
@@ -250,8 +261,8 @@ def join_frame(spark: SparkSession, left: ScanTable, right: ScanTable, plan: str
     rows, or one count per aligned bucket group (their sum is the count)."""
     fields = left.fields
     if plan == DEFAULT:
-        a = left.spark_frame(spark).select(*fields)
-        b = a if right is left else right.spark_frame(spark).select(*fields)
+        a = left.spark_frame(spark, acc).select(*fields)
+        b = a if right is left else right.spark_frame(spark, acc).select(*fields)
         return a.join(b, on=fields, how="inner")
     assert groups, "a bucket-aware plan needs aligned buckets"
     lfiles = bucketed.files_of_groups(left.view, groups)
@@ -263,12 +274,12 @@ def join_frame(spark: SparkSession, left: ScanTable, right: ScanTable, plan: str
     def body(j: int) -> pa.Table:
         from tableformat.table import Table
 
-        stats = IOStats()
-        a = bucketed.read_key_columns(Table(luri), left.view, lfiles[j], fields, stats)
+        stats, logs = IOStats(), LogReadStats()
+        a = bucketed.read_key_columns(Table(luri), left.view, lfiles[j], fields, stats, logs)
         b = a if same else bucketed.read_key_columns(Table(ruri), right.view, rfiles[j],
-                                                     fields, stats)
+                                                     fields, stats, logs)
         if acc is not None:
-            acc.add(stats.as_dict())
+            acc.add({**stats.as_dict(), **log_counts(logs)})
         return pa.table({"group": [j], bucketed.COUNT_COL: [bucketed.join_count(a, b, fields)]})
 
     schema = T.StructType([T.StructField("group", T.LongType(), False),
@@ -283,6 +294,8 @@ def warm_up_scans(spark: SparkSession, t: ScanTable) -> None:
     Once per application and kind of table (hash-bucketed or not)."""
     warm_up(spark, t.index)
     if not _first_time(spark, f"scans-{bool(t.layout)}"):
+        return
+    if not t.view.files:  # a read-optimized view of a table with no base file yet
         return
     part, files = next(iter(t.view.files.items()))
     one = dataclasses.replace(t, view=dataclasses.replace(t.view, files={part: files[:1]}))
@@ -368,13 +381,19 @@ def _repeated(once, repeat: int, groups: int | None) -> dict[str, float]:
 
 def _read_figures(row: dict, acc: Any, tables: list[ScanTable], plan: str) -> dict:
     """Files and bytes read, counted by the bucket-aware tasks' own reader. For Spark's
-    plan: the files it scans; its bytes are not counted here (empty ``bytes_read``),
-    and Spark's own ``inputBytes`` goes under its own name, ``spark_input_bytes`` (it
-    misses the reads its vectored Parquet reader does off the task thread)."""
+    plan: the files it scans plus the files the tasks merging slices with logs read;
+    its bytes are not counted here (empty ``bytes_read``), and Spark's own
+    ``inputBytes`` goes under its own name, ``spark_input_bytes`` (it misses the reads
+    its vectored Parquet reader does off the task thread). Log files, their bytes and
+    the merge's seconds are counted by this project's reader in both plans."""
+    c = dict(acc.value)
+    logs = {"log_files_read": int(c.get("log_files_read", 0)),
+            "log_bytes_read": int(c.get("log_bytes_read", 0)),
+            "merge_s": float(c.get("merge_s", 0.0))}
     if plan == DEFAULT:  # a self-join's second side is Spark's reused exchange: one scan
         distinct = {t.table.uri: t for t in tables}.values()
-        return {"files_read": sum(len(t.paths()) for t in distinct), "bytes_read": None,
-                "spark_input_bytes": row["input_bytes"], "plan_aligned": False}
-    c = dict(acc.value)
+        return {"files_read": sum(len(t.paths()) for t in distinct)
+                + int(c.get("merged_files_read", 0)), "bytes_read": None,
+                "spark_input_bytes": row["input_bytes"], "plan_aligned": False, **logs}
     return {"files_read": int(c.get("files_read", 0)), "bytes_read": int(c.get("bytes_read", 0)),
-            "plan_aligned": True}
+            "plan_aligned": True, **logs}

@@ -237,7 +237,8 @@ def simulate_batch(index, adapter, model: ModelTable, w: workloads.Workload, b: 
         adapter.add(chunk)
     writes = adapter.finish()
     written, logs, totals = write_groups(index, adapter, model, writes, instant)
-    model.commit(instant, written, extra=adapter.commit_extra(), logs=logs)
+    model.commit(instant, written, extra=adapter.commit_extra(),
+                 logs=logs + adapter.pending_logs())
     index_after = adapter.after_commit(True)
     row = upsert_row(batch_no=b, instant=instant, input_records=rows, records=records,
                      partitions_touched=len(touched), counts=adapter.counts, writes=totals,

@@ -8,7 +8,8 @@ resized by clustering: a file group larger than ``split.threshold × max file si
 split in two, neighbours below ``merge.threshold × max file size`` are merged
 (:mod:`indexes.consistent_hashing.plan`); the resize is a replacecommit, and while it is
 pending, records of a bucket being resized are written both to the old file group and
-to the child that will replace it (dual write). The Spark adapter is
+to the child that will replace it (dual write; on merge-on-read to a log file of the
+child, as RFC-42 has it). The Spark adapter is
 :mod:`indexes.consistent_hashing.spark`, the simulator's :mod:`indexes.consistent_hashing.sim`.
 """
 
@@ -42,11 +43,12 @@ class ConsistentHashingIndex(RecordIndex):
                counter=True),
         Metric("dual_written_records", "records also written to a pending resize's "
                "children", counter=True),
-        Metric("dual_written_files", "children's base files written by dual writes",
-               counter=True),
+        Metric("dual_written_files", "children's files written by dual writes (base "
+               "files on copy-on-write, log files on merge-on-read)", counter=True),
         Metric("dual_written_bytes", "bytes of those files", counter=True, measured=True),
         Metric("dual_merge_bytes_read", "bytes of children's base files the dual writes "
-               "merged", counter=True, measured=True),
+               "merged (0 on merge-on-read: a log append reads nothing)", counter=True,
+               measured=True),
         Metric("splits", "resize: file groups split"),
         Metric("merges", "resize: file groups merged"),
         Metric("resize_pending_commits", "resize: commits it stayed pending"),

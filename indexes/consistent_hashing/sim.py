@@ -5,9 +5,12 @@ committed ring. The resize service plans with the same core (:func:`plan_resize`
 the model's file sizes); its execution and completion regenerate the records of the
 resized partitions from their ordinals (keys are pure functions of them), so children's
 record counts are exact. While a resize is pending (``pending_commits`` commits), the
-records each batch sends to a resized bucket are counted as dual writes, and each child
-they reach is counted as one copy-on-write rewrite of its records (modelled bytes =
-records × the model's record size): the model path of the dual-write cost.
+records each batch sends to a resized bucket are counted as dual writes. On
+copy-on-write each child they reach is counted as one rewrite of its records (modelled
+bytes = records × the model's record size); on merge-on-read each gets one log file of
+its records (:class:`~tableformat.model.LogAppend` with the resize's instant as base
+instant: hidden until the resize completes, then part of the child's slice after the
+execution's base file, as the real snapshot assembles it).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from indexes.consistent_hashing.plan import ResizePlan, plan_resize, with_rings
 from indexes.consistent_hashing.ring import RINGS_KEY, Ring, rings_metadata
 from indexes.simulation import GroupWrites, SimAdapter, SimBatch, SimChunk
 from indexes.xxhash32 import consistent_hash
+from tableformat.model import LogAppend
 from tableformat.rows import WriteTotals, rescale_row
 
 RESIZE_KEY = "indexbench.consistent.hashing.resize"
@@ -49,6 +53,8 @@ class ConsistentHashingSim(SimAdapter):
         self.slots = SlotCounts([r.num_buckets for r in self.rings])
         self.fields = self.index.hash_fields(batch.key_field)
         self.dual_hits: dict[tuple[str, str], int] = {}
+        self.dual_new: dict[tuple[str, str], int] = {}  # of them, keys new to the table
+        self.dual_logs: list[LogAppend] = []
 
     def _hashes(self, ordinals: np.ndarray) -> np.ndarray:
         return consistent_hash([self.batch.keys.column(f, ordinals) for f in self.fields])
@@ -60,12 +66,12 @@ class ConsistentHashingSim(SimAdapter):
             rows = np.flatnonzero(chunk.part == p)
             idx = self.rings[p].locate(h[rows])
             slot[rows] = self.slots.offset[p] + idx
-            self._dual(p, idx, h[rows])
+            self._dual(p, idx, h[rows], chunk.is_new[rows])
         self.counts["keys_hashed"] += len(h)
         self.counts["ring_lookups"] += len(h)
         self.slots.add(slot, chunk.is_new)
 
-    def _dual(self, p: int, idx: np.ndarray, h: np.ndarray) -> None:
+    def _dual(self, p: int, idx: np.ndarray, h: np.ndarray, is_new: np.ndarray) -> None:
         """Records of a bucket a pending resize replaces also go to their child."""
         name = self.batch.partitions[p]
         if self.pending is None or name not in self.pending.rings_after:
@@ -78,15 +84,27 @@ class ConsistentHashingSim(SimAdapter):
         child = np.asarray(new_ring.file_ids, dtype=object)[new_ring.locate(h[moving])]
         self.counts["ring_lookups"] += int(moving.sum())
         self.counts["dual_written_records"] += int(moving.sum())
-        for fid, n in zip(*np.unique(child, return_counts=True), strict=True):
+        fids, counts = np.unique(child, return_counts=True)
+        new = dict(zip(*np.unique(child[is_new[moving]], return_counts=True), strict=True))
+        for fid, n in zip(fids, counts, strict=True):
             self.dual_hits[(name, fid)] = self.dual_hits.get((name, fid), 0) + int(n)
+            self.dual_new[(name, fid)] = self.dual_new.get((name, fid), 0) + int(new.get(fid, 0))
 
     def finish(self) -> GroupWrites:
         out = GroupWrites()
         for p, i, new, old in self.slots.touched():
             node = self.rings[p].nodes[i]
             out.add(self.batch.partitions[p], node.file_id, node.value, new, old)
-        if self.pending is not None:  # each child reached is rewritten with its records
+        if self.pending is not None and self.model.merge_on_read:
+            # each child reached gets a log file of its records, hidden until the
+            # resize completes; a record new to the table is new to the child too
+            # (every key of a resized bucket was in the execution's read or dual-written)
+            self.dual_logs = [LogAppend(p, fid, n, self.dual_new[(p, fid)],
+                                        base_instant=self.pending.instant)
+                              for (p, fid), n in sorted(self.dual_hits.items())]
+            written = float(sum(self.model.log_bytes(a.records) for a in self.dual_logs))
+            self._count_dual(len(self.dual_logs), written)
+        elif self.pending is not None:  # each child reached is rewritten with its records
             files = 0
             written = 0.0
             now = self._children_of(sorted({p for p, _ in self.dual_hits}))
@@ -94,13 +112,19 @@ class ConsistentHashingSim(SimAdapter):
                 self.pending_children[key] = now.get(key, 0)
                 files += 1
                 written += self.pending_children[key] * self.model.record_bytes
-            if self.dual_hits:
-                self.counts["dual_written_files"] += files
-                self.counts["dual_written_bytes"] += written
-                self.dual["files"] += files
-                self.dual["bytes"] += written
-                self.dual["records"] += sum(self.dual_hits.values())
+            self._count_dual(files, written)
         return out
+
+    def pending_logs(self) -> list[LogAppend]:
+        return self.dual_logs
+
+    def _count_dual(self, files: int, written: float) -> None:
+        if self.dual_hits:
+            self.counts["dual_written_files"] += files
+            self.counts["dual_written_bytes"] += written
+            self.dual["files"] += files
+            self.dual["bytes"] += written
+            self.dual["records"] += sum(self.dual_hits.values())
 
     def _children_of(self, partitions: list[str]) -> dict[tuple[str, str], int]:
         """Records per child file group of the pending resize, from every record of the
@@ -160,9 +184,11 @@ class ConsistentHashingSim(SimAdapter):
         before = model.snapshot
         parts = sorted(plan.rings_after)
         fill_before = partition_bucket_fill(before, parts)
-        children = self._children_of(parts)
-        written = [model.slice_of(p, fid, plan.instant, n)
-                   for (p, fid), n in sorted(children.items()) if n]
+        if model.merge_on_read:  # the execution's base files; the dual writes' logs
+            written = self.executed  # join them as the instant completes
+        else:  # the latest base file of each child: the execution's merged with dual writes
+            written = [model.slice_of(p, fid, plan.instant, n)
+                       for (p, fid), n in sorted(self._children_of(parts).items()) if n]
         replaced: dict[str, list[str]] = {}
         for g in plan.groups:
             replaced.setdefault(g.partition, []).extend(g.file_ids)

@@ -11,9 +11,12 @@ consistent-bucket clustering, in three steps on the timeline:
    ``.hashing_meta`` files. Nothing of it is visible: ``T`` has not completed.
 2. **pending** (``indexbench.resize.pending.commits`` commits): every upsert routes by
    the committed ring and also writes each record of a resized bucket to the child the
-   new ring gives it (**dual write**): a copy-on-write merge into the child's latest
-   base file, named after ``T`` (so still hidden), listed in the upsert's write stats.
-3. **complete**: the replacecommit lists each child's latest base file, replaces the
+   new ring gives it (**dual write**), listed in the upsert's write stats: on
+   copy-on-write a merge into the child's latest base file, named after ``T``; on
+   merge-on-read a new log file of the child whose base instant is ``T`` (RFC-42). Both
+   stay hidden: their slice starts at ``T``, which has not completed.
+3. **complete**: the replacecommit lists each child's latest base file (on
+   merge-on-read the execution's: the dual writes' logs join its slice), replaces the
    old file groups and records the new rings (``RINGS_KEY``) — one atomic rename.
 
 A writer that dies in between leaves ``T`` pending; the next writer rolls it back (its
@@ -35,6 +38,7 @@ from pyspark.sql.pandas.types import to_arrow_schema
 from indexes.base import (
     BUCKET_COL,
     FILE_ID_COL,
+    PendingGroup,
     PendingService,
     ServiceWork,
     SparkAdapter,
@@ -54,6 +58,7 @@ from tableformat.commit_metadata import REPLACE, SPARK_SCHEMA_KEY
 from tableformat.errors import IndexBenchError
 from tableformat.faults import fail_task_if_asked
 from tableformat.fs import IOStats
+from tableformat.hudi_log.names import is_log_file
 from tableformat.slice_reader import read_file_group
 from tableformat.table import WRITE_STATS_SCHEMA, FileSlice, Table, stats_by_partition
 
@@ -105,6 +110,16 @@ class PendingResize:
             if key in children and s["path"].endswith(f"_{self.instant}.parquet"):
                 latest[key] = s
         return latest
+
+    def child_logs(self, snapshot) -> dict[tuple[str, str], list[str]]:
+        """Each child's log files the dual writes of completed commits appended
+        (merge-on-read), oldest first."""
+        out: dict[tuple[str, str], list[str]] = {}
+        for s in self.dual_writes(snapshot):
+            if is_log_file(s["path"]):
+                out.setdefault((s["partitionPath"], s["fileId"]), []).append(
+                    s["path"].rsplit("/", 1)[-1])
+        return out
 
     def dual_writes(self, snapshot) -> list[dict]:
         """The write stats of every dual write of completed commits since it was planned."""
@@ -203,6 +218,7 @@ class ConsistentHashingSpark(SparkAdapter):
         pending = PendingResize.find(ctx.table)
         if pending is not None:
             latest = pending.latest_children(ctx.snapshot)
+            logs = pending.child_logs(ctx.snapshot)
             for p, new in pending.plan.rings_after.items():
                 if p not in committed:
                     continue
@@ -210,8 +226,9 @@ class ConsistentHashingSpark(SparkAdapter):
                 dual[p] = (inputs, new.values, np.asarray(new.file_ids, dtype=object))
                 for fid in pending.child_ids()[p]:
                     stat = latest.get((p, fid))
-                    ctx.pending_groups[(p, fid)] = (stat["path"] if stat else None,
-                                                    pending.instant)
+                    ctx.pending_groups[(p, fid)] = PendingGroup(
+                        stat["path"] if stat else None, pending.instant,
+                        tuple(logs.get((p, fid), ())))
         part_field, acc = cfg.partition_field, ctx.counters
         schema = tagged_schema(batch.schema)
 
@@ -294,8 +311,9 @@ class ConsistentHashingSpark(SparkAdapter):
             spark_jobs=info.get("spark_jobs"))
 
     def complete_service(self, pending: PendingService, table, snapshot) -> ServiceWork:
-        """Step 3: the children's latest base files (their dual writes included) replace
-        the old file groups; the replacecommit records the new rings."""
+        """Step 3: the children's latest base files (their dual writes included; on
+        merge-on-read the dual writes' logs join the slice the execution's base file
+        starts) replace the old file groups; the replacecommit records the new rings."""
         plan: ResizePlan = pending.plan
         resize = PendingResize(table, pending.instant, plan,
                                {"partitionToWriteStats": stats_by_partition(pending.work.stats)})
