@@ -225,12 +225,13 @@ def effective_n(params: Mapping[str, Any], rate: np.ndarray) -> np.ndarray:
 
 
 def fp_rate_figure(df: pd.DataFrame,
-                   index_params: Mapping[str, Mapping[str, Any]] | None = None) -> Figure:
+                   index_params: Mapping[str, Mapping[str, Any]] | None = None) -> Figure | None:
     """Measured bloom false-positive rate against the theory of each filter's m and k.
 
     Left: FP rate vs records per file (the n each probed filter holds), with the
     theoretical curve. Right: the same measurements vs table size, with the theoretical
-    value at each batch's n (drawn on the axis floor when it is smaller).
+    value at each batch's n (drawn on the axis floor when it is smaller). None when no
+    bloom index ran: the report leaves the figure out.
     """
     df = _frame(df)
     index_params = dict(index_params or {})
@@ -249,12 +250,11 @@ def fp_rate_figure(df: pd.DataFrame,
             pts["n"] = np.where(counted & (pts["theory"] > 0),
                                 effective_n(params, pts["theory"].to_numpy()), pts["probed_n"])
             blooms.append((label, name, params, pts))
+    if not blooms:  # no bloom index in these runs: not applicable, the report omits it
+        return None
     with style.paper():
         fig, axes = style.figure(1, 2, height=3.4)
         ax_n, ax_t = axes[0]
-        if not blooms:
-            fig.delaxes(ax_t)
-            return _empty(fig, ax_n, "no bloom index in these runs: no false positives to draw")
         lows = [float(p.get("fpp", 1e-9)) for _l, _n, p, _pts in blooms]
         for *_x, pts in blooms:
             lows += [v for c in ("fp_rate", "upper_bound") for v in pts[c] if v > 0]
@@ -584,7 +584,8 @@ def bucket_series(df: pd.DataFrame,
 
 
 def bucket_size_figure(df: pd.DataFrame,
-                       bucket_counts: Mapping[str, Sequence[int]] | None = None) -> Figure:
+                       bucket_counts: Mapping[str, Sequence[int]] | None = None
+                       ) -> Figure | None:
     """Records per bucket, sorted, per bucket index, with max/mean and CoV.
 
     ``bucket_counts`` maps a series (index) to the record count of every file group of
@@ -594,10 +595,8 @@ def bucket_size_figure(df: pd.DataFrame,
     df = _frame(df)
     bucket_counts = dict(bucket_counts or {})
     labels = bucket_series(df, bucket_counts)
-    if not labels:
-        with style.paper():
-            fig, axes = style.figure(1, 1, height=2.0)
-            return _empty(fig, axes[0][0], "no bucket index in these runs")
+    if not labels:  # no bucket index in these runs: not applicable, the report omits it
+        return None
     ncols = min(2, len(labels))
     nrows = math.ceil(len(labels) / ncols)
     by_label = {label: (name, g) for label, name, g in iter_series(df)}

@@ -111,6 +111,14 @@ def test_bucket_sizes_legend_names_the_mean_line():
     plt.close(fig)
 
 
+def test_a_figure_with_nothing_to_draw_is_left_out_of_the_report(tmp_path):
+    """A one-index run: no bloom → no fp_rate.png; bloom alone → no bucket_sizes.png."""
+    assert F.fp_rate_figure(_upserts(names=["simple-bucket"]), {}) is None
+    assert F.bucket_size_figure(_upserts(names=["bloom"]), {}) is None
+    assert F.fp_rate_figure(_upserts(names=["bloom"]), {}) is not None
+    plt.close("all")
+
+
 def _queries() -> pd.DataFrame:
     rows = []
     for name in indexes.names():
