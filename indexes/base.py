@@ -41,6 +41,7 @@ GLOBAL_INDEX_KEYS = {
     "hoodie.bloom.index.update.partition.path": ("true",),
     "hoodie.simple.index.update.partition.path": ("true",),
     "hoodie.record.index.update.partition.path": ("true",),
+    "hoodie.hbase.index.update.partition.path": ("true",),
 }
 
 

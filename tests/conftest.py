@@ -124,6 +124,19 @@ def redis_server_pids() -> set[int]:
     return out
 
 
+@pytest.fixture
+def no_stray_redis_servers():
+    """The test leaves no redis-server running that was not running before it."""
+    import time
+
+    before = redis_server_pids()
+    yield
+    deadline = time.monotonic() + 15
+    while redis_server_pids() - before and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not redis_server_pids() - before, "a redis-server started here is still running"
+
+
 def table_files(uri: str) -> set[str]:
     """Every file under the table root (relative paths), to prove nothing was written."""
     table = Table(uri)

@@ -29,14 +29,7 @@ from tableformat.errors import IndexBenchError
 I1, I2, I3 = "20260101000000001", "20260101000000002", "20260101000000003"
 
 
-@pytest.fixture(autouse=True)
-def no_stray_servers():
-    before = redis_server_pids()
-    yield
-    deadline = time.monotonic() + 10
-    while redis_server_pids() - before and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not redis_server_pids() - before, "a redis-server started here is still running"
+pytestmark = pytest.mark.usefixtures("no_stray_redis_servers")
 
 
 @pytest.fixture

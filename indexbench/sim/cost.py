@@ -498,8 +498,9 @@ def fit_kv(metrics: pd.DataFrame, base: CostProfile) -> tuple[dict[str, float],
                                                                dict[str, str]]:
     """The key-value server's constants from a real run's own measurements: the round
     trip and the cost per key from the p50 request latency (``kv_get_p50_ms``) against
-    the keys per request (``kv_gets / kv_get_round_trips``; with one request size only
-    the round trip is told apart), the p99/p50 ratio, and the memory as base + bytes per
+    the keys per request (``kv_gets / kv_get_round_trips``; unless the sizes differ by
+    2x or more, as runs at several ``get.batch.size`` do, only the round trip is told
+    apart), the p99/p50 ratio, and the memory as base + bytes per
     entry from ``kv_server_bytes`` against ``kv_entries``. Returns (fitted, why kept); a
     run without those columns (no key-value index) gives neither."""
     fitted: dict[str, float] = {}
@@ -516,7 +517,7 @@ def fit_kv(metrics: pd.DataFrame, base: CostProfile) -> tuple[dict[str, float],
                                      "no measured kv_get_p50_ms"))
         else:
             slope = base.kv_key_s
-            if np.ptp(x) > 0:
+            if x.max() >= 2 * x.min():  # request sizes apart enough to tell a slope
                 slope = max(0.0, float(np.polyfit(x, y, 1)[0]))
                 fitted["kv_key_s"] = slope
             else:

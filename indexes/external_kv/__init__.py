@@ -209,8 +209,13 @@ class ExternalKvIndex(RecordIndex):
         return self._server.pid if self._server is not None else None
 
     def __getstate__(self) -> dict:
-        """Tasks get the parameters and the URL of the server in use, never the process."""
-        return {"params": self.params, "url": self._url}
+        """Tasks get the parameters and the URL of the server in use, never the process;
+        shipping the index to tasks inside a command's scope is a use: the server starts
+        if it has not yet (a query's lookup tasks)."""
+        url = self._url
+        if url is None and self._depth and not self.params["url"]:
+            url = self.store_url()
+        return {"params": self.params, "url": url}
 
     def __setstate__(self, state: dict) -> None:
         self.__init__(**state["params"])

@@ -12,9 +12,11 @@
   are grouped by file group (Hudi loops over write statuses, one per file group) and
   put ``put.batch.size`` entries per request, after the data files are written and
   before the commit.
-- ``after_commit``: a failed instant's entries are deleted when
-  ``rollback.sync`` is on; the batch's figures are read (latencies measured in the
-  tasks, the server's memory report).
+- ``rollbackCommit`` (``rollback.sync``): the puts of an instant are journaled in the
+  store; the next tagging deletes the entries of journaled instants that were rolled
+  back (Hudi deletes them in the rollback action itself).
+- ``after_commit``: the batch's figures are read (latencies measured in the tasks, the
+  server's memory report).
 
 Work counters travel in Spark accumulators (the tagged batch is persisted and counted
 once by the driver, so each task's counts arrive once); latencies of every lookup
@@ -201,18 +203,13 @@ class ExternalKvSpark(SparkAdapter):
 
     # ---- the checkpoint: commit or rollback --------------------------------------------
     def after_commit(self, instant: str, ok: bool) -> dict[str, float]:
-        """A committed instant's journal goes; a failed one's entries go with
-        ``rollback.sync`` (Hudi's ``rollbackCommit``). Returns the batch's figures."""
+        """A committed instant's journal goes; returns the batch's figures. A failed
+        instant's entries stay for now: with ``rollback.sync`` its journal is settled
+        by the next tagging, once the instant is rolled back (undone on the spot, or by
+        the next writer after a crash or Ctrl-C), and counted in that batch's row; the
+        server may be the reason it failed."""
         if not ok:
-            try:
-                if self.index.params["rollback_sync"] and self._journal == instant:
-                    store = self._store()
-                    try:
-                        store.rollback(instant)
-                    finally:
-                        store.close()
-            finally:
-                self._reset()
+            self._reset()
             return {}
         store = self._store()
         try:
