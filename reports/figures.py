@@ -909,13 +909,14 @@ def _column_or_ratio(g: pd.DataFrame, expr: str) -> pd.Series:
 def declared_figure(df: pd.DataFrame, decl) -> Figure | None:
     """An index's declared figure (:class:`indexes.base.IndexFigure`): ``decl.y`` against
     ``decl.x`` over the upsert rows of every index that has them; a point per row,
-    filled for real runs and hollow for simulated ones (``model_<y>``), a line through
-    the median at each ``x``. None when no row has the columns."""
+    filled for real runs and hollow for simulated ones (``model_<y>``, dotted lines), a
+    line through the median at each ``x`` (within a tenth of a decade on a log axis).
+    None when no row has the columns."""
     df = _frame(df)
     up = _upserts(df)
     if not len(up):
         return None
-    kinds = ["-", "--", ":", "-."]
+    kinds = {False: ["-", "--", (0, (5, 1, 1, 1))], True: [":", "-.", (0, (1, 3))]}
     drawn = False
     with style.paper():
         fig, axes = style.figure(1, 1, height=3.0)
@@ -935,9 +936,14 @@ def declared_figure(df: pd.DataFrame, decl) -> Figure | None:
                 marker = style.index_marker(str(name))
                 ax.plot(x[ok], y[ok], ls="none", marker=marker, ms=3, alpha=0.45,
                         color=color, markerfacecolor="none" if sim else color)
-                med = pd.DataFrame({"x": x[ok].round(6), "y": y[ok]}).groupby("x")["y"] \
-                    .median().sort_index()
-                ax.plot(med.index, med.to_numpy(), ls=kinds[i % len(kinds)], color=color,
+                # the median of the points whose x is within ~12% (a tenth of a decade):
+                # a batch's partial requests make x wander a little around its setting
+                xs = x[ok].to_numpy(float)
+                bins = np.round(np.log10(xs), 1) if decl.log_x else np.round(xs, 6)
+                med = pd.DataFrame({"b": bins, "x": xs, "y": y[ok].to_numpy(float)}) \
+                    .groupby("b")[["x", "y"]].median().sort_values("x")
+                style_ = kinds[bool(sim)]
+                ax.plot(med["x"], med["y"], ls=style_[i % len(style_)], color=color,
                         marker=marker, ms=4, markerfacecolor="none" if sim else color,
                         label=label)
         if not drawn:

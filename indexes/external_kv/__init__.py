@@ -228,7 +228,7 @@ class ExternalKvIndex(RecordIndex):
         from indexes.external_kv.store import KvStore
 
         record_keys = keys.column(view.record_key_field).combine_chunks()
-        rows = core.entry_keys(pa.array([partition] * len(record_keys), pa.string()),
+        rows = core.entry_keys(pa.repeat(pa.scalar(partition, pa.string()), len(record_keys)),
                                record_keys, self.prefix)
         store = KvStore(self.store_url(), self.prefix)
         completed = core.instant_codes(view.completed)

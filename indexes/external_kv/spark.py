@@ -28,7 +28,6 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.accumulators import AccumulatorParam
@@ -264,8 +263,7 @@ class ExternalKvSpark(SparkAdapter):
                     for i in pdf["slice"]:
                         s = slices[int(i)]
                         keys = read_file_group(t, s).column(RECORD_KEY).combine_chunks()
-                        parts = pa.array(np.full(len(keys), s.partition, dtype=object),
-                                         pa.string())
+                        parts = pa.repeat(pa.scalar(s.partition, pa.string()), len(keys))
                         rk = core.entry_keys(parts, keys, prefix)
                         fids = [core.tag_values(store.get(rk.slice(lo, hi - lo)), completed)
                                 .file_ids for lo, hi in core.batch_bounds(len(rk), size)]
