@@ -122,13 +122,16 @@ class CostProfile:
     # An external key-value index server (Hudi's HBase index; external-kv's redis): one
     # request's round trip and its cost per key carried, the p99/p50 ratio of requests,
     # and the server's memory as base + bytes per entry (``calibrate`` fits all five from
-    # a real run's kv_* columns). Defaults: measured on a loopback redis (local), a
-    # datacenter round trip (hdfs, s3).
-    kv_round_trip_s: float = 60e-6
-    kv_key_s: float = 0.45e-6
-    kv_tail_ratio: float = 2.0
-    kv_base_bytes: float = 1.0e6
-    kv_entry_bytes: float = 120.0
+    # a real run's kv_* columns). Defaults measured on this project's machine (2 cores,
+    # load ~10 from other jobs, 2026-11-25) with asv's ExternalKvRequests: a multi-get of
+    # 1, 10, 100 uuid keys on a loopback redis-server of 100k entries, p50 83/106/304 us,
+    # p99 18x the p50 at 100 keys; INFO used_memory 0.96 MB empty, 171 B per entry
+    # (docs/indexes/external-kv.md). hdfs and s3: a datacenter round trip.
+    kv_round_trip_s: float = 82e-6
+    kv_key_s: float = 2.2e-6
+    kv_tail_ratio: float = 18.0
+    kv_base_bytes: float = 0.96e6
+    kv_entry_bytes: float = 171.0
     # real bytes of base files over the simulator's model of them (``calibrate``; 0: the
     # model as is, measured on a sample of the workload's rows by the writers' encoders,
     # indexbench.sim.record_size). Bloom's file sizing (small files, room per file) reads
