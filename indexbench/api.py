@@ -76,7 +76,8 @@ def run(index: str = indexes.DEFAULT_INDEX, workload: str | workloads.Workload =
     write_run_json()  # before the first batch: a run that fails still says what it ran
     from workloads.spark_source import batch_df
 
-    with tbl:
+    # what the index needs running (an external server) lives as long as the run
+    with idx.resources(tbl), tbl:
         first = committed_batches(tbl.snapshot(), fingerprint, tbl.uri)
         pending, deleted = tbl.rolled_back
         if notify and pending:

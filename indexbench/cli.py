@@ -443,6 +443,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
+    import indexes
     from indexbench import api
     from indexbench.spark import get_session
     from tableformat.errors import IndexBenchError
@@ -452,7 +453,9 @@ def cmd_verify(args: argparse.Namespace) -> int:
         table = Table(uri)
         if not table.exists():
             raise IndexBenchError(f"{uri}: no table here (no .hoodie/hoodie.properties)")
-        table.config  # noqa: B018 (a table indexbench did not write: refused here)
+        # a table indexbench did not write is refused here; what its index needs
+        # running (an external server) is checked too
+        indexes.from_table_config(table.config).check_resources(uri)
     spark = get_session(args.master)
     failed = 0
     for uri in args.tables:

@@ -201,7 +201,8 @@ def precombine_batch(batch: DataFrame, config: TableConfig) -> DataFrame:
 
 def plan_inserts(tagged: DataFrame, table: Table, snapshot: Snapshot, index: RecordIndex,
                  spark: SparkSession, release: list | None = None
-                 ) -> tuple[DataFrame, dict[str, float], set[tuple[str, str]]]:
+                 ) -> tuple[DataFrame, dict[str, float], set[tuple[str, str]],
+                            DataFrame | None]:
     """Records with no location go where Hudi's ``UpsertPartitioner`` sends them.
 
     Per partition, :func:`tableformat.sizing.plan_partition` tops up the small files and
@@ -209,7 +210,9 @@ def plan_inserts(tagged: DataFrame, table: Table, snapshot: Snapshot, index: Rec
     snapshot's file sizes); then one task per partition ranks its inserts by (Spark's
     ``hash(key)``, key) and cuts the ranking at the planned counts, so the file a key
     lands in is chosen by its hash and a batch's new files overlap in key range. Returns
-    the planned records, the plan's counters and the file groups inserts go to.
+    the planned records, the plan's counters, the file groups inserts go to and the
+    planned inserts alone (None: no insert), which read the plan's broadcast: it is
+    ``release``d only once they have been read for the last time.
 
     On a merge-on-read table, an index that cannot index log files tops up only small
     base files without log files (Hudi's ``SparkUpsertDeltaCommitPartitioner``): its
@@ -236,7 +239,7 @@ def plan_inserts(tagged: DataFrame, table: Table, snapshot: Snapshot, index: Rec
              "avg_record_size": avg}
     groups = {(p, fid) for p, pl in plans.items() for fid in pl.file_ids}
     if not counts:
-        return tagged, stats, groups
+        return tagged, stats, groups, None
     bc = spark.sparkContext.broadcast({p: (pl.bounds, pl.file_ids) for p, pl in plans.items()})
     if release is not None:  # the caller drops it once the planned records are written
         release.append(bc.destroy)
@@ -261,7 +264,7 @@ def plan_inserts(tagged: DataFrame, table: Table, snapshot: Snapshot, index: Rec
                                 pa.array(ids, pa.string()).take(pa.array(bucket)))
 
     planned = inserts.groupBy(part).applyInArrow(assign, inserts.schema)
-    return updates.unionByName(planned), stats, groups
+    return updates.unionByName(planned), stats, groups, planned
 
 
 def log_targets(snapshot: Snapshot, partitions: list[str]) -> dict[tuple[str, str], LogTarget]:
@@ -383,7 +386,9 @@ def upsert(spark: SparkSession, table: Table, index: RecordIndex, batch: DataFra
     (a Spark task raised) is undone on the spot (:mod:`tableformat.abort`), so either
     way the table is byte-for-byte what it was. The batch's shuffles get the session's
     partitions (2 per core), or one per 128 MiB of batch when that is more; the
-    session's setting is restored afterwards.
+    session's setting is restored afterwards. What the index needs running (its
+    ``resources``: an external server) runs for the batch, or for the caller's scope
+    when the caller entered it first (a run).
 
     ``timing``: ``"phases"`` materializes each phase before the next, so each has its
     own seconds; ``"total"`` (throughput mode) lets Spark fuse them (generate, tag, plan
@@ -395,8 +400,9 @@ def upsert(spark: SparkSession, table: Table, index: RecordIndex, batch: DataFra
         raise ValueError(f"timing must be one of {', '.join(TIMINGS)}, not {timing!r}")
     base_partitions = spark.conf.get("spark.sql.shuffle.partitions")
     try:
-        return _upsert(spark, table, index, batch, batch_no, extra_metadata,
-                       int(base_partitions), operation, timing == TIMING_TOTAL)
+        with index.resources(table):  # what the index needs running (its server)
+            return _upsert(spark, table, index, batch, batch_no, extra_metadata,
+                           int(base_partitions), operation, timing == TIMING_TOTAL)
     finally:
         spark.conf.set("spark.sql.shuffle.partitions", base_partitions)
 
@@ -519,20 +525,16 @@ def _write_instant(spark: SparkSession, table: Table, index: RecordIndex, snapsh
         tag_s = time.perf_counter() - t0
         counts = dict(counters.value)
 
-    planned, release = tagged, []
+    planned, release, inserts = tagged, [], None
     base_writes: set[tuple[str, str]] = set()
     try:
         if not index.assigns_inserts:
-            planned, plan_counts, base_writes = plan_inserts(tagged, table, snapshot, index,
-                                                             spark, release)
+            planned, plan_counts, base_writes, inserts = plan_inserts(
+                tagged, table, snapshot, index, spark, release)
             counts.update(plan_counts)
         t1 = time.perf_counter()
-        try:
-            stats = write_file_groups(planned, table, index, instant, spark, snapshot,
-                                      partitions, ctx.pending_groups, base_writes)
-        finally:
-            for drop in release:
-                drop()
+        stats = write_file_groups(planned, table, index, instant, spark, snapshot,
+                                  partitions, ctx.pending_groups, base_writes)
         if fused:  # the tag tasks ran inside the plan's and the write's jobs
             counts = {**dict(counters.value), **counts}
         else:
@@ -541,7 +543,11 @@ def _write_instant(spark: SparkSession, table: Table, index: RecordIndex, snapsh
 
         t2 = time.perf_counter()
         live = tagged.where(~F.col(IS_DELETED)) if IS_DELETED in tagged.columns else tagged
-        extra = index.spark.update_location(CommitContext(spark, table, instant, stats, live))
+        extra = index.spark.update_location(CommitContext(spark, table, instant, stats, live,
+                                                          inserts=inserts))
+        for drop in release:  # the planned inserts were read for the last time
+            drop()
+        release = []
         metadata = {
             "operationType": operation,
             "partitionToWriteStats": stats_by_partition(stats),
@@ -552,6 +558,8 @@ def _write_instant(spark: SparkSession, table: Table, index: RecordIndex, snapsh
         if not fused:
             commit_s = time.perf_counter() - t2
     finally:
+        for drop in release:
+            safely(drop)
         safely(tagged.unpersist)
     # writes to file groups not visible yet (a pending resize's dual writes) are counted
     # apart, by the index: the batch's records, inserts and updates are the visible

@@ -73,6 +73,9 @@ def check_table(uri: str, index_name: str, params: dict[str, Any] | None = None,
     A local path must be creatable; a URI's file system must be reachable and say the
     location is not a file (what it can say without writing). An existing table must
     have been created by this index with these parameters (:func:`check_table_identity`).
+    What the index needs running for the table must be available
+    (:meth:`~indexes.base.RecordIndex.check_resources`: an external server's program or
+    URL).
     """
     from tableformat.table import Table
 
@@ -90,7 +93,15 @@ def check_table(uri: str, index_name: str, params: dict[str, Any] | None = None,
             raise IndexBenchError(f"{flag} {uri}: a file, not a table directory")
     table = Table(uri)
     if table.exists():
-        check_table_identity(table, index_name, params)
+        index = check_table_identity(table, index_name, params)
+    else:
+        from indexes import get
+        from tableformat.write_config import WriteConfig
+
+        given = dict(params or {})
+        WriteConfig.pop_from(given)  # the table's write configs are not the index's
+        index = get(index_name, **given)
+    index.check_resources(uri)  # what the index needs running can run (its server)
 
 
 def check_table_identity(table: Any, index_name: str,

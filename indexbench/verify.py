@@ -85,6 +85,11 @@ def verify_table(spark: SparkSession, uri: str) -> list[str]:
     if not table.exists():
         return [f"{uri}: no table here (.hoodie/hoodie.properties is missing)"]
     index = indexes.from_table_config(table.config)
+    with index.resources(table):  # what the index needs running (an external server)
+        return _verify(spark, table, index)
+
+
+def _verify(spark: SparkSession, table: Table, index) -> list[str]:
     snapshot = table.snapshot()
     problems = index.spark.verify(spark, table, snapshot)
     problems += partition_meta.missing(table.fs, table.root, snapshot.partitions())

@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from indexes.base import RecordIndex, ServiceOption, TableService
+from indexes.base import IndexFigure, RecordIndex, ServiceOption, TableService
 
 _REGISTRY: dict[str, str] = {
     "bloom": "indexes.bloom:BloomIndex",
@@ -14,6 +14,7 @@ _REGISTRY: dict[str, str] = {
     "partition-bucket": "indexes.partition_bucket:PartitionBucketIndex",
     "consistent-hashing": "indexes.consistent_hashing:ConsistentHashingIndex",
     "dynamic-rli": "indexes.dynamic_rli:DynamicRliIndex",
+    "external-kv": "indexes.external_kv:ExternalKvIndex",
 }
 
 # the index ``run`` and ``simulate`` use when none is named
@@ -42,6 +43,15 @@ def unregister(name: str) -> None:
 def metric_columns() -> set[str]:
     """Every metrics column the registered indexes declare (``METRICS``)."""
     return {m.name for n in _REGISTRY for m in index_class(n).METRICS}
+
+
+def declared_figures() -> list[IndexFigure]:
+    """The report figures the registered indexes declare (``FIGURES``), once each."""
+    out: dict[str, IndexFigure] = {}
+    for n in _REGISTRY:
+        for f in index_class(n).FIGURES:
+            out.setdefault(f.file, f)
+    return list(out.values())
 
 
 def measured_columns() -> set[str]:

@@ -11,6 +11,7 @@ can see. Nothing in this module (or any core) imports pyspark.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 from abc import ABC
 from collections import Counter
@@ -40,6 +41,7 @@ GLOBAL_INDEX_KEYS = {
     "hoodie.bloom.index.update.partition.path": ("true",),
     "hoodie.simple.index.update.partition.path": ("true",),
     "hoodie.record.index.update.partition.path": ("true",),
+    "hoodie.hbase.index.update.partition.path": ("true",),
 }
 
 
@@ -94,6 +96,27 @@ class Metric:
     help: str
     counter: bool = False
     measured: bool = False
+
+
+@dataclass(frozen=True)
+class IndexFigure:
+    """A report figure an index declares (drawn by :mod:`reports` for any index that
+    declares one, when some rows have its columns): ``y`` against ``x`` over the upsert
+    rows of the index, one colour per index, real runs filled and simulated ones hollow
+    (their ``model_<y>``); the points of several runs (``indexbench report DIR...``, one
+    setting per run) make one curve, drawn through the median at each ``x``. ``x`` is a
+    column or a ratio of two (``"a/b"``)."""
+
+    file: str  # "kv_latency.png"
+    title: str
+    caption: str
+    x: str
+    y: tuple[str, ...]
+    x_label: str
+    y_label: str
+    y_names: tuple[str, ...] = ()  # legend name of each y column (default: the column)
+    log_x: bool = False
+    log_y: bool = False
 
 
 @dataclass(frozen=True)
@@ -176,6 +199,12 @@ class CommitContext:
     write_stats: list[dict]
     tagged: Any = None  # the tagged batch (Spark DataFrame), still persisted
     extra_metadata: dict = field(default_factory=dict)
+    # the records tagging left without a location (inserts), each with the file group
+    # the insert planner wrote it to (FILE_ID_COL): what an index that persists the new
+    # locations itself puts (Hudi's updateLocation over the write statuses). A lazy
+    # DataFrame, read only by an index that needs it; None when the index assigns its
+    # own inserts (``assigns_inserts``).
+    inserts: Any = None
 
 
 @dataclass
@@ -229,6 +258,7 @@ class RecordIndex(ABC):
     SIM_ADAPTER: ClassVar[str]  # "module:Class" of the simulator adapter
     # what generic code needs to know, declared (docs/adding-an-index.md)
     METRICS: ClassVar[tuple[Metric, ...]] = ()  # columns beyond the contract's
+    FIGURES: ClassVar[tuple[IndexFigure, ...]] = ()  # report figures of its own columns
     SERVICES: ClassVar[tuple[TableService, ...]] = ()
     # simulator scheduling: a memory-heavy index gets a process lane of its own
     SIM_MEMORY_HEAVY: ClassVar[bool] = False
@@ -253,6 +283,20 @@ class RecordIndex(ABC):
         self.params = values
         self.validate()
         self._spark: Any = None
+
+    def resources(self, table) -> contextlib.AbstractContextManager[None]:
+        """What the index needs running while a command works on ``table`` (an external
+        server its tasks talk to), as a context manager: the driver enters it around a
+        run, every upsert, ``verify`` and ``query``, so the resource is started before
+        the index is used and stopped when the command ends, on error and on Ctrl-C
+        too. Scopes nest (a run's upserts enter it again): an index makes the inner
+        entries cheap, the outermost one owns the resource. Default: nothing to run."""
+        return contextlib.nullcontext()
+
+    def check_resources(self, table_uri: str) -> None:  # noqa: B027 (optional hook)
+        """Refuse, before Spark starts, what :meth:`resources` could not provide for the
+        table at ``table_uri`` (an IndexBenchError naming the fix: a program to install,
+        a server that does not answer). Default: nothing to check."""
 
     def size_notes(self, records: int, record_bytes: float) -> list[str]:
         """Lines to tell the user before a run whose table will hold about ``records``

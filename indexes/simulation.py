@@ -101,6 +101,9 @@ class SimOptions:
     table_keys: int = 0  # keys the table will hold at the end of the run
     exact_bloom_keys: int = 2_000_000  # bloom: real filters up to this many table keys
     parallelism: int = 1  # what Spark's default parallelism would be (dynamic-rli's P)
+    # the run's cost profile (indexbench.sim.cost.CostProfile), for an adapter that
+    # models a figure of its own from the profile's constants (a request latency)
+    cost_profile: Any = None
 
 
 class SimAdapter:

@@ -34,7 +34,7 @@ from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
 from reports import style
-from reports.data import default_index_params, is_peer, is_sim, normalise
+from reports.data import SIM_SUFFIX, default_index_params, is_peer, is_sim, normalise
 
 MIB = 1024 * 1024
 FP_UPPER_BOUND_Z = 3.0  # "rule of three": 95% upper bound on a rate after 0 of n events
@@ -893,3 +893,75 @@ def write_read_figure(df: pd.DataFrame) -> Figure | None:
                           linestyle="", label="merge-on-read")]
         fig.legend(handles=handles, loc="outside upper center", ncols=2, fontsize=7)
     return fig
+
+
+# ---- figures an index declares (RecordIndex.FIGURES) ------------------------------------
+def _column_or_ratio(g: pd.DataFrame, expr: str) -> pd.Series:
+    """A column, or ``"a/b"``: the ratio of two (empty where ``b`` is 0)."""
+    if "/" not in expr:
+        return _num(g, expr)
+    a, b = expr.split("/", 1)
+    den = _num(g, b)
+    return _num(g, a) / den.where(den != 0)
+
+
+def declared_figure(df: pd.DataFrame, decl) -> Figure | None:
+    """An index's declared figure (:class:`indexes.base.IndexFigure`): ``decl.y`` against
+    ``decl.x`` over the upsert rows of every index that has them; a point per row,
+    filled for real runs and hollow for simulated ones (``model_<y>``, dotted lines), a
+    line through the median at each ``x`` (within a tenth of a decade on a log axis).
+    None when no row has the columns."""
+    df = _frame(df)
+    up = _upserts(df)
+    if not len(up):
+        return None
+    kinds = {False: ["-", "--", (0, (5, 1, 1, 1))], True: [":", "-.", (0, (1, 3))]}
+    drawn = False
+    with style.paper():
+        fig, axes = style.figure(1, 1, height=3.0)
+        ax = axes[0][0]
+        for (name, sim), g in up.assign(_sim=is_sim(up)).groupby(["index", "_sim"],
+                                                                 sort=False):
+            x = _column_or_ratio(g, decl.x)
+            for i, col in enumerate(decl.y):
+                y = _num(g, f"model_{col}") if sim else _num(g, col)
+                ok = x.notna() & y.notna() & (x > 0) & (y > 0)
+                if not ok.any():
+                    continue
+                drawn = True
+                label = f"{name}{SIM_SUFFIX if sim else ''} " \
+                        f"{decl.y_names[i] if i < len(decl.y_names) else col}"
+                color = style.index_color(str(name))
+                marker = style.index_marker(str(name))
+                ax.plot(x[ok], y[ok], ls="none", marker=marker, ms=3, alpha=0.45,
+                        color=color, markerfacecolor="none" if sim else color)
+                # the median of the points whose x is within ~12% (a tenth of a decade):
+                # a batch's partial requests make x wander a little around its setting
+                xs = x[ok].to_numpy(float)
+                bins = np.round(np.log10(xs), 1) if decl.log_x else np.round(xs, 6)
+                med = pd.DataFrame({"b": bins, "x": xs, "y": y[ok].to_numpy(float)}) \
+                    .groupby("b")[["x", "y"]].median().sort_values("x")
+                style_ = kinds[bool(sim)]
+                ax.plot(med["x"], med["y"], ls=style_[i % len(style_)], color=color,
+                        marker=marker, ms=4, markerfacecolor="none" if sim else color,
+                        label=label)
+        if not drawn:
+            import matplotlib.pyplot as plt
+
+            plt.close(fig)
+            return None
+        if decl.log_x:
+            ax.set_xscale("log")
+        if decl.log_y:
+            ax.set_yscale("log")
+        ax.autoscale_view()
+        if decl.log_x:
+            label_log_axis(ax.xaxis)
+        if decl.log_y:
+            label_log_axis(ax.yaxis)
+        ax.set_xlabel(decl.x_label)
+        ax.set_ylabel(decl.y_label)
+        ax.set_title(decl.title + ("; sim: modelled" if is_sim(up).any() else ""))
+        ax.legend(fontsize=7)
+    return fig
+

@@ -118,12 +118,23 @@ def _additive(col: str) -> bool:
     return col in ADDITIVE or col.removeprefix("model_") in ADDITIVE
 
 
+def declared_specs() -> list[FigureSpec]:
+    """The figures the registered indexes declare (``RecordIndex.FIGURES``), drawn by
+    :func:`reports.figures.declared_figure`: an index adds a figure of its own columns
+    without naming itself here."""
+    import indexes
+
+    return [FigureSpec(d.file, d.title, d.caption,
+                       lambda r, d=d: F.declared_figure(r.df, d))
+            for d in indexes.declared_figures()]
+
+
 def write_figures(run: RunData, out: str | Path) -> list[tuple[FigureSpec, Path]]:
     """Draw every applicable figure into ``out``; returns (spec, path) of those written."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     written = []
-    for spec in FIGURES:
+    for spec in [*FIGURES, *declared_specs()]:
         fig = spec.draw(run)
         if fig is None:
             (out / spec.file).unlink(missing_ok=True)  # stale from an earlier report

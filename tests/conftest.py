@@ -74,7 +74,23 @@ def pytest_runtest_teardown(item, nextitem):
         pytest.fail(f"{FORBID_SPARK}: Spark was started by {started}", pytrace=False)
 
 
+_servers_at_start: set[int] = set()
+
+
+def pytest_sessionstart(session):
+    _servers_at_start.update(redis_server_pids())
+
+
 def pytest_sessionfinish(session, exitstatus):
+    import time
+
+    deadline = time.monotonic() + 15  # a server told to stop may take a moment
+    while redis_server_pids() - _servers_at_start and time.monotonic() < deadline:
+        time.sleep(0.1)
+    left = redis_server_pids() - _servers_at_start
+    if left:  # a server the tests (or the harness under test) started and never stopped
+        print(f"\nredis-server processes left running by the tests: {sorted(left)}")
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
     if _spark_starts:  # outside any test (at import, say)
         print(f"\n{FORBID_SPARK}: Spark was started by " + ", ".join(_spark_starts))
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
@@ -89,6 +105,36 @@ def read_snapshot(uri: str) -> pd.DataFrame:
     if not frames:
         return pd.DataFrame()
     return pd.concat(frames, ignore_index=True)
+
+
+def redis_server_pids() -> set[int]:
+    """PIDs of the redis-server processes running on this machine (exited ones not yet
+    reaped are not running). Tests that start servers check none of theirs is left."""
+    out = set()
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmd = open(f"/proc/{entry.name}/cmdline", "rb").read()
+            stat = open(f"/proc/{entry.name}/stat").read()
+        except OSError:
+            continue
+        if b"redis-server" in cmd and stat.rsplit(")", 1)[-1].split()[0] not in ("Z", "X"):
+            out.add(int(entry.name))
+    return out
+
+
+@pytest.fixture
+def no_stray_redis_servers():
+    """The test leaves no redis-server running that was not running before it."""
+    import time
+
+    before = redis_server_pids()
+    yield
+    deadline = time.monotonic() + 15
+    while redis_server_pids() - before and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not redis_server_pids() - before, "a redis-server started here is still running"
 
 
 def table_files(uri: str) -> set[str]:

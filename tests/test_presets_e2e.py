@@ -35,6 +35,9 @@ PARAMS = {
                          "hoodie.bucket.index.partition.expressions": "01-01$,5;2026-01-0[2-4],3"},
     "dynamic-rli": {"hoodie.bucket.index.dynamic.max.records": "60",
                     "hoodie.bucket.index.dynamic.num.assigners": "2"},
+    # requests that split a partition's lookups and a file group's puts
+    "external-kv": {"hoodie.index.hbase.get.batch.size": "64",
+                    "hoodie.index.hbase.put.batch.size": "48"},
 }
 # Counters the simulator must reproduce exactly (docs/simulator.md: same code, same batches).
 EXACT = ["records", "inserts", "updates", "file_groups", "files_in_table", "candidate_files",
@@ -42,7 +45,9 @@ EXACT = ["records", "inserts", "updates", "file_groups", "files_in_table", "cand
          "files_written", "records_written", "records_rewritten", "table_records", "buckets",
          "bucket_records_max", "bucket_records_mean", "buckets_created", "evictions",
          "index_mem_bytes", "resident_keys", "keys_bootstrapped", "rli_entries_written",
-         "hash_collisions", "keys_hashed", "from_buckets", "to_buckets"]
+         "hash_collisions", "keys_hashed", "from_buckets", "to_buckets", "kv_gets",
+         "kv_get_round_trips", "kv_puts", "kv_put_round_trips", "kv_round_trips",
+         "kv_stale_entries", "kv_entries"]
 
 
 # One preset keeps a timer per phase (what calibrate fits); the others run in throughput
@@ -193,6 +198,7 @@ MOR_PARAMS = {
                            "hoodie.bucket.index.max.num.buckets": "8",
                            "hoodie.parquet.max.file.size": "1"},
     "dynamic-rli": PARAMS["dynamic-rli"],
+    "external-kv": PARAMS["external-kv"],
 }
 
 
@@ -240,6 +246,11 @@ def test_sim_reproduces_a_merge_on_read_run_exactly(mor_run):
     bloom = up[up["index"] == "bloom"]
     assert (bloom["files_written"] > bloom["log_files_written"]).all()
     assert (bloom["small_file_inserts"].iloc[1:] > 0).all() and bloom["false_positives"].sum()
+    # ... external-kv (canIndexLogFiles, as Hudi's HBase index) appended everything to
+    # logs, its inserts topped up into file groups that have logs
+    kv = up[up["index"] == "external-kv"]
+    assert (kv["files_written"] == kv["log_files_written"]).all()
+    assert (kv["small_file_inserts"].iloc[1:] > 0).all()
     # ... multiple-rehash rescaled slices with logs, consistent-hashing resized over them
     assert (real.loc[real["index"] == "multiple-rehash", "operation"] == "rescale").any()
     ch = real[real["index"] == "consistent-hashing"]

@@ -29,7 +29,8 @@ ROW = {"records": 50_000, "keys_hashed": 50_000, "bloom_checks": 200_000, "foote
        "model_bytes_written": 8e7, "merge_files_read": 12, "model_merge_bytes_read": 6e7,
        "records_written": 400_000, "rli_files_read": 2, "model_rli_bytes_read": 1e6,
        "rli_files_written": 2, "model_rli_bytes_written": 1e6, "model_shuffle_bytes": 2e7,
-       "partitions_touched": 3}
+       "partitions_touched": 3, "kv_gets": 50_000, "kv_get_round_trips": 500,
+       "kv_puts": 10_000, "kv_put_round_trips": 100, "kv_round_trips": 603}
 
 
 def test_imports_without_pyspark():

@@ -95,6 +95,8 @@ def plan_queries(tables: Sequence[str], queries: str | Sequence[str] | None = No
     other = _open(join_with) if join_with else None
     for table, index in opened + ([other] if other else []):
         _check_key_fields(table, index, names)
+        if "lookup" in names:  # lookups go through the index: what it needs, checked
+            index.check_resources(table.uri)
     found: dict[str, workloads.Workload] = {}
     if "lookup" in names:
         for table, _ in opened:
@@ -131,9 +133,10 @@ def _check_key_fields(table: Table, index: Any, queries: list[str]) -> None:
 def run_queries(spark, plan: QueryPlan, *, run_id: str, seed: int = 0,
                 progress: Callable[[dict[str, Any]], None] | None = None
                 ) -> list[dict[str, Any]]:
-    """Run a checked plan; one metrics row per (table, query, plan)."""
+    """Run a checked plan; one metrics row per (table, query, plan). Each table's
+    queries run inside its index's ``resources`` (an external server it looks keys up
+    in runs while they do)."""
     from indexbench.query import spark_query as sq
-    from indexbench.query.bucketed import aligned_groups
 
     rows: list[dict[str, Any]] = []
 
@@ -143,33 +146,43 @@ def run_queries(spark, plan: QueryPlan, *, run_id: str, seed: int = 0,
         if progress:
             progress(rows[-1])
 
-    ro = plan.read_optimized
     for table, index in plan.tables:
-        scan = sq.ScanTable.of(table, index, ro)
-        if {"groupby", "join"} & set(plan.queries):
-            sq.warm_up_scans(spark, scan)  # once per application and kind of table
-        w = plan.workloads.get(table.uri)
-        base = {"run_id": run_id, "index": index.name, "workload": w.name if w else None,
-                "key_fields": ",".join(scan.fields),
-                "table_type": short_name(table.config.table_type),
-                "query_type": plan.query_type}
-        if "lookup" in plan.queries:
-            assert w is not None
-            done = committed_batches(table.snapshot(), workload_fingerprint(w), table.uri)
-            keys = lookup_keys(w, done, plan.keys, seed)
-            figures, _found = sq.run_lookups(spark, table, index, keys, plan.batch_keys, ro)
-            emit(base, scan, "lookup", "index", **figures)
-        if "groupby" in plan.queries:
-            groups = aligned_groups([scan.layout])
-            for p in ([sq.BUCKET_AWARE] if groups else []) + [sq.DEFAULT]:
-                emit(base, scan, "groupby", p,
-                     **sq.run_groupby(spark, scan, p, groups, plan.repeat))
-        unique = scan.fields == [table.config.record_key_field]
-        if "join" in plan.queries and (unique or not plan.join_unique_only):
-            right = sq.ScanTable.of(*plan.join_with, ro) if plan.join_with else scan
-            same_keys = right.fields == scan.fields
-            groups = aligned_groups([scan.layout, right.layout]) if same_keys else None
-            for p in ([sq.BUCKET_AWARE] if groups else []) + [sq.DEFAULT]:
-                emit(base, scan, "join", p, join_table=right.table.uri,
-                     **sq.run_join(spark, scan, right, p, groups, plan.repeat))
+        with index.resources(table):
+            _table_queries(spark, plan, table, index, emit, run_id, seed)
     return rows
+
+
+def _table_queries(spark, plan: QueryPlan, table: Table, index: Any,
+                   emit: Callable[..., None], run_id: str, seed: int) -> None:
+    """The plan's queries of one table, each row handed to ``emit``."""
+    from indexbench.query import spark_query as sq
+    from indexbench.query.bucketed import aligned_groups
+
+    ro = plan.read_optimized
+    scan = sq.ScanTable.of(table, index, ro)
+    if {"groupby", "join"} & set(plan.queries):
+        sq.warm_up_scans(spark, scan)  # once per application and kind of table
+    w = plan.workloads.get(table.uri)
+    base = {"run_id": run_id, "index": index.name, "workload": w.name if w else None,
+            "key_fields": ",".join(scan.fields),
+            "table_type": short_name(table.config.table_type),
+            "query_type": plan.query_type}
+    if "lookup" in plan.queries:
+        assert w is not None
+        done = committed_batches(table.snapshot(), workload_fingerprint(w), table.uri)
+        keys = lookup_keys(w, done, plan.keys, seed)
+        figures, _found = sq.run_lookups(spark, table, index, keys, plan.batch_keys, ro)
+        emit(base, scan, "lookup", "index", **figures)
+    if "groupby" in plan.queries:
+        groups = aligned_groups([scan.layout])
+        for p in ([sq.BUCKET_AWARE] if groups else []) + [sq.DEFAULT]:
+            emit(base, scan, "groupby", p,
+                 **sq.run_groupby(spark, scan, p, groups, plan.repeat))
+    unique = scan.fields == [table.config.record_key_field]
+    if "join" in plan.queries and (unique or not plan.join_unique_only):
+        right = sq.ScanTable.of(*plan.join_with, ro) if plan.join_with else scan
+        same_keys = right.fields == scan.fields
+        groups = aligned_groups([scan.layout, right.layout]) if same_keys else None
+        for p in ([sq.BUCKET_AWARE] if groups else []) + [sq.DEFAULT]:
+            emit(base, scan, "join", p, join_table=right.table.uri,
+                 **sq.run_join(spark, scan, right, p, groups, plan.repeat))

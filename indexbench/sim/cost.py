@@ -21,6 +21,7 @@ row are 0, byte columns are read from ``model_<col>`` (simulated rows) or ``<col
             + (bytes_read + rli_bytes_read) / BW_r
             + (cpu_hash_s * keys_hashed + cpu_probe_s * bloom_checks
                + cpu_record_tag_s * records) / p
+            + kv_round_trip_s * lat(kv_get_round_trips) + kv_key_s * kv_gets / p
     write   = write_overhead_s
             + write_latency_s * lat(files_written) + bytes_written / BW_w
             + read_latency_s * lat(merge_files_read) + merge_bytes_read / BW_r
@@ -30,7 +31,14 @@ row are 0, byte columns are read from ``model_<col>`` (simulated rows) or ``<col
             + write_latency_s * (commit_files + lat(rli_files_written))
             + read_latency_s * partitions_touched      # driver lists each partition
             + rli_bytes_written / BW_w
+            + kv_round_trip_s * (lat(kv_put_round_trips) + kv_other_round_trips)
+            + kv_key_s * kv_puts / p
     total   = tag + write + commit  ( = model_io_s + model_cpu_s + model_overhead_s )
+
+The ``kv_*`` terms are an external key-value index's requests (Hudi's HBase index):
+multi-gets while tagging, puts before the commit, the driver's own (journals,
+rollbacks: ``kv_round_trips`` less the other two). :func:`calibrate` fits their
+constants from the run's measured request latencies (:func:`fit_kv`), not from seconds.
 
 A table service's row (``operation`` a rescale or a compaction: not an upsert or a
 delete) has no tagging: ``model_tag_s`` is empty and the reads and hashing it counted
@@ -58,7 +66,8 @@ MODEL_COLUMNS = ("model_tag_s", "model_write_s", "model_commit_s", "model_total_
                  "model_io_s", "model_cpu_s", "model_overhead_s")
 COUNT_COLUMNS = ("records", "keys_hashed", "bloom_checks", "footers_read", "files_read",
                  "files_written", "merge_files_read", "records_written", "rli_files_read",
-                 "rli_files_written", "partitions_touched")
+                 "rli_files_written", "partitions_touched", "kv_gets", "kv_get_round_trips",
+                 "kv_puts", "kv_put_round_trips", "kv_round_trips")
 # Bytes are measured in a real run and modelled (``model_<col>``) in a simulated one.
 BYTE_COLUMNS = ("bytes_read", "bytes_written", "merge_bytes_read", "rli_bytes_read",
                 "rli_bytes_written", "shuffle_bytes")
@@ -110,6 +119,19 @@ class CostProfile:
     commit_files: int = 1
     parallelism: int = 0  # 0: the executor cores given to the model
     note: str = ""
+    # An external key-value index server (Hudi's HBase index; external-kv's redis): one
+    # request's round trip and its cost per key carried, the p99/p50 ratio of requests,
+    # and the server's memory as base + bytes per entry (``calibrate`` fits all five from
+    # a real run's kv_* columns). Defaults measured on this project's machine (2 cores,
+    # load ~10 from other jobs, 2026-11-25) with asv's ExternalKvRequests: a multi-get of
+    # 1, 10, 100 uuid keys on a loopback redis-server of 100k entries, p50 83/106/304 us,
+    # p99 18x the p50 at 100 keys; INFO used_memory 0.96 MB empty, 171 B per entry
+    # (docs/indexes/external-kv.md). hdfs and s3: a datacenter round trip.
+    kv_round_trip_s: float = 82e-6
+    kv_key_s: float = 2.2e-6
+    kv_tail_ratio: float = 18.0
+    kv_base_bytes: float = 0.96e6
+    kv_entry_bytes: float = 171.0
     # real bytes of base files over the simulator's model of them (``calibrate``; 0: the
     # model as is, measured on a sample of the workload's rows by the writers' encoders,
     # indexbench.sim.record_size). Bloom's file sizing (small files, room per file) reads
@@ -227,6 +249,7 @@ PROFILES: dict[str, CostProfile] = {
         max_read_bps=0.0,  # scales with the cluster
         max_write_bps=0.0,
         note="HDFS on HDD DataNodes, 3 replicas; " + _HDFS_PAPER + "; " + _HDFS_DESIGN,
+        kv_round_trip_s=500e-6,  # round trip within the same datacenter 500 us: _DEAN
         **_COMPUTE,
     ),
     "s3": CostProfile(
@@ -240,6 +263,7 @@ PROFILES: dict[str, CostProfile] = {
         max_read_bps=12.5e9,  # up to 100 Gb/s on a single EC2 instance: _AWS_S3
         max_write_bps=12.5e9,
         note="Amazon S3 from EC2 in the same region; " + _AWS_S3 + "; " + _AWS_S3_PATTERNS,
+        kv_round_trip_s=500e-6,  # a key-value server in the same datacenter: _DEAN
         **_COMPUTE,
     ),
 }
@@ -266,7 +290,10 @@ def profile(name_or_path: str, cores: int | None = None) -> CostProfile:
 
 _THETA = ("tag_overhead_s", "write_overhead_s", "commit_overhead_s", "cpu_hash_s",
           "cpu_probe_s", "cpu_record_tag_s", "cpu_record_write_s", "read_latency_s",
-          "write_latency_s", "read_byte_s", "write_byte_s", "shuffle_byte_s")
+          "write_latency_s", "read_byte_s", "write_byte_s", "shuffle_byte_s",
+          "kv_round_trip_s", "kv_key_s")
+# the key-value server's constants: fitted from its measured requests, not from seconds
+_KV = ("kv_round_trip_s", "kv_key_s")
 _OVERHEAD = {"tag_overhead_s", "write_overhead_s", "commit_overhead_s"}
 _CPU = {"cpu_hash_s", "cpu_probe_s", "cpu_record_tag_s", "cpu_record_write_s"}
 
@@ -317,7 +344,13 @@ def _features(w: dict[str, np.ndarray], p: int, commit_files: int
               ) -> dict[str, dict[str, np.ndarray]]:
     """Per phase, the quantity each constant of ``_THETA`` multiplies (the model is linear)."""
     zero = np.zeros_like(w["records"])
+    # the key-value index's requests: lookups while tagging (tasks in parallel), puts
+    # before the commit (tasks in parallel) and the driver's own (journals, rollbacks)
+    kv_other = np.maximum(w["kv_round_trips"] - w["kv_get_round_trips"]
+                          - w["kv_put_round_trips"], 0.0)
     tag = {
+        "kv_round_trip_s": _lat(w["kv_get_round_trips"], p),
+        "kv_key_s": w["kv_gets"] / p,
         "tag_overhead_s": 1.0 - w["rescale"],
         "cpu_hash_s": w["keys_hashed"] / p,
         "cpu_probe_s": w["bloom_checks"] / p,
@@ -343,6 +376,8 @@ def _features(w: dict[str, np.ndarray], p: int, commit_files: int
         "write_latency_s": commit_files + _lat(w["rli_files_written"], p),
         "read_latency_s": w["partitions_touched"],
         "write_byte_s": w["rli_bytes_written"],
+        "kv_round_trip_s": _lat(w["kv_put_round_trips"], p) + kv_other,
+        "kv_key_s": w["kv_puts"] / p,
     }
     return {"tag": tag, "write": write, "commit": commit}
 
@@ -462,6 +497,60 @@ def _r2(y: np.ndarray, pred: np.ndarray) -> float:
     return 1.0 - float(((y - pred) ** 2).sum()) / ss_tot if ss_tot > 0 else float("nan")
 
 
+def fit_kv(metrics: pd.DataFrame, base: CostProfile) -> tuple[dict[str, float],
+                                                               dict[str, str]]:
+    """The key-value server's constants from a real run's own measurements: the round
+    trip and the cost per key from the p50 request latency (``kv_get_p50_ms``) against
+    the keys per request (``kv_gets / kv_get_round_trips``; unless the sizes differ by
+    2x or more, as runs at several ``get.batch.size`` do, only the round trip is told
+    apart), the p99/p50 ratio, and the memory as base + bytes per
+    entry from ``kv_server_bytes`` against ``kv_entries``. Returns (fitted, why kept); a
+    run without those columns (no key-value index) gives neither."""
+    fitted: dict[str, float] = {}
+    why: dict[str, str] = {}
+    p50, p99 = _numeric(metrics, "kv_get_p50_ms"), _numeric(metrics, "kv_get_p99_ms")
+    gets, rts = _numeric(metrics, "kv_gets"), _numeric(metrics, "kv_get_round_trips")
+    if p50 is not None and gets is not None and rts is not None:  # a run with such an index
+        x = (gets / rts.where(rts > 0)).to_numpy(dtype=float)
+        y = p50.to_numpy(dtype=float) / 1000.0
+        ok = np.isfinite(x) & np.isfinite(y)
+        x, y = x[ok], y[ok]
+        if not len(x):
+            why.update(dict.fromkeys(("kv_round_trip_s", "kv_key_s", "kv_tail_ratio"),
+                                     "no measured kv_get_p50_ms"))
+        else:
+            slope = base.kv_key_s
+            if x.max() >= 2 * x.min():  # request sizes apart enough to tell a slope
+                slope = max(0.0, float(np.polyfit(x, y, 1)[0]))
+                fitted["kv_key_s"] = slope
+            else:
+                why["kv_key_s"] = "one request size only"
+            fitted["kv_round_trip_s"] = max(0.0, float(np.median(y - slope * x)))
+            if p99 is not None:
+                r = p99.to_numpy(dtype=float)[ok] / 1000.0 / np.maximum(y, 1e-12)
+                r = r[np.isfinite(r)]
+                if len(r):
+                    fitted["kv_tail_ratio"] = max(1.0, float(np.median(r)))
+    mem, entries = _numeric(metrics, "kv_server_bytes"), _numeric(metrics, "kv_entries")
+    if mem is None or entries is None:  # no key-value index in the run: nothing to say
+        return fitted, why
+    if not (mem.notna() & entries.notna()).any():
+        why.update(dict.fromkeys(("kv_base_bytes", "kv_entry_bytes"),
+                                 "no measured kv_server_bytes"))
+    else:
+        ok = (mem.notna() & entries.notna()).to_numpy()
+        m, e = mem.to_numpy(dtype=float)[ok], entries.to_numpy(dtype=float)[ok]
+        if np.ptp(e) > 0:
+            per, at0 = np.polyfit(e, m, 1)
+            fitted["kv_entry_bytes"], fitted["kv_base_bytes"] = max(0.0, float(per)), \
+                max(0.0, float(at0))
+        else:
+            why["kv_base_bytes"] = "one table size only"
+            fitted["kv_entry_bytes"] = max(0.0, float(np.median(
+                (m - base.kv_base_bytes) / np.maximum(e, 1.0))))
+    return fitted, why
+
+
 def calibrate(metrics: pd.DataFrame, base: str = "local", *, cores: int | None = None,
               modelled_record_bytes: float | None = None,
               modelled_file_bytes: float = 0.0) -> tuple[CostProfile, dict[str, Any]]:
@@ -481,7 +570,8 @@ def calibrate(metrics: pd.DataFrame, base: str = "local", *, cores: int | None =
     p = base_prof.cores(cores)
     w = _work(metrics, prefer_model=False)
     feats = _features(w, p, base_prof.commit_files)
-    theta = _theta(base_prof, p)
+    kv_fit, kv_why = fit_kv(metrics, base_prof)
+    theta = {**_theta(base_prof, p), **{k: v for k, v in kv_fit.items() if k in _KV}}
     n = len(metrics)
 
     blocks, ys, phases, used = [], [], [], np.zeros(n, dtype=bool)
@@ -495,8 +585,10 @@ def calibrate(metrics: pd.DataFrame, base: str = "local", *, cores: int | None =
         f = feats[phase]
         mat = np.column_stack([f.get(k, np.zeros(n)) for k in _FIT])
         ok &= np.isfinite(mat).all(axis=1)
+        # the key-value server's requests, fitted from their own latencies: taken out
+        kv_s = sum(theta[k] * f.get(k, np.zeros(n)) for k in _KV)
         blocks.append(mat[ok])
-        ys.append(y.to_numpy(dtype=float)[ok])
+        ys.append((y.to_numpy(dtype=float) - kv_s)[ok])
         phases += [phase] * int(ok.sum())
         used |= ok
     if not phases:
@@ -519,7 +611,9 @@ def calibrate(metrics: pd.DataFrame, base: str = "local", *, cores: int | None =
 
     changes: dict[str, Any] = {k: new[k] for k in _FIT if k in {_FIT[j] for j in kept}
                                and not k.endswith("_byte_s")}
+    changes.update(kv_fit)
     kept_base = {_field(_FIT[j]): why[j] for j in fixed}
+    kept_base.update(kv_why)
     for key, stream, cap in (("read_byte_s", "read_stream_bps", "max_read_bps"),
                              ("write_byte_s", "write_stream_bps", "max_write_bps")):
         if stream in kept_base:

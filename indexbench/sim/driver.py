@@ -300,7 +300,7 @@ def simulate(index: str = indexes.DEFAULT_INDEX, workload: str | workloads.Workl
     table_type = short_name(model.table_type)
     options = SimOptions(
         seed=w.seed, table_keys=G.total_keys(w), exact_bloom_keys=exact_bloom_keys,
-        parallelism=parallelism)
+        parallelism=parallelism, cost_profile=profile)
     adapter = idx.simulator(model, options)
     measured = idx.measured_columns()
     names = partition_names(w)

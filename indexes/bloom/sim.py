@@ -34,46 +34,22 @@ from indexes.bloom.core import (
 )
 from indexes.bloom_filter.serialization import text_length
 from indexes.hashing import spark_murmur3_hash
+from indexes.insert_routes import InsertRoutes, rank_inserts
 from indexes.simulation import GroupWrites, SimAdapter, SimBatch, SimChunk, SimOptions
 from tableformat import sizing
 from tableformat.table_type import insert_candidates
 
 
 @dataclass
-class Route:
-    """Where one insert batch's keys of a partition went: the (hash, key code) of the
-    first key of each planned bucket in rank order, and the bucket's file."""
-
-    hashes: np.ndarray  # int32
-    codes: np.ndarray  # uint64
-    files: np.ndarray  # int64 file index
-
-    def bucket_of(self, hashes: np.ndarray, codes: np.ndarray) -> np.ndarray:
-        """The bucket of keys of this batch: the last boundary at or before (hash, code)."""
-        b = np.searchsorted(self.hashes, hashes, side="right") - 1
-        while True:  # a boundary with the key's own hash: compare the key codes
-            tie = (b >= 0) & (self.hashes[np.maximum(b, 0)] == hashes) & \
-                (codes < self.codes[np.maximum(b, 0)])
-            if not tie.any():
-                break
-            b[tie] -= 1
-        # the first boundary is the batch's smallest (hash, key): a key below it was not
-        # inserted by this batch in this partition
-        assert (b >= 0).all(), "a key routed to an insert batch that did not insert it"
-        return b
-
-
-@dataclass
-class PartitionFiles:
+class PartitionFiles(InsertRoutes):
     """The bloom model of one partition's base files: their key ranges and fills, and
-    how each insert batch was routed (so the file of any existing key is found from its
-    hash and insert batch, with no per-key state)."""
+    how each insert batch was routed (:class:`~indexes.insert_routes.InsertRoutes`, so
+    the file of any existing key is found from its hash and insert batch, with no
+    per-key state)."""
 
-    file_ids: list[str] = field(default_factory=list)
     mins: np.ndarray = field(default_factory=lambda: np.empty(0, np.uint64))
     maxs: np.ndarray = field(default_factory=lambda: np.empty(0, np.uint64))
     nkeys: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))
-    routes: dict[int, Route] = field(default_factory=dict)  # by the batch's first ordinal
     ordinals: list[np.ndarray] = field(default_factory=list)  # exact mode: keys of each file
 
     def add_inserts(self, first_ordinal: int, hashes: np.ndarray, codes: np.ndarray,
@@ -83,15 +59,8 @@ class PartitionFiles:
         (existing small files keep theirs; new file groups are appended)."""
         # one sort: in (hash, key) order the buckets are consecutive runs of the plan's
         # counts (the driver ranks the same way and cuts at the same bounds)
-        order = np.lexsort((codes, np.asarray(hashes, np.int32)))
-        bounds = plan.bounds
-        starts = np.concatenate(([0], bounds[:-1]))
-        index = {fid: i for i, fid in enumerate(self.file_ids)}
-        files = np.array([index.get(fid, -1) for fid in plan.file_ids], np.int64)
-        fresh = np.flatnonzero(files < 0)
-        files[fresh] = len(self.file_ids) + np.arange(len(fresh))
-        self.file_ids += [plan.file_ids[b] for b in fresh]
-        grow = len(fresh)
+        order, starts, bounds = rank_inserts(hashes, codes, plan)
+        files, grow = self.place(plan)
         self.mins = np.concatenate([self.mins, np.full(grow, np.iinfo(np.uint64).max, np.uint64)])
         self.maxs = np.concatenate([self.maxs, np.zeros(grow, np.uint64)])
         self.nkeys = np.concatenate([self.nkeys, np.zeros(grow, np.int64)])
@@ -107,22 +76,8 @@ class PartitionFiles:
             self.nkeys[f] += len(sel)
             if ordinals is not None:
                 self.ordinals[f] = np.concatenate([self.ordinals[f], ordinals[sel]])
-        first = order[starts]
-        self.routes[first_ordinal] = Route(np.asarray(hashes, np.int32)[first], codes[first],
-                                           files)
+        self.record(first_ordinal, hashes, codes, order, starts, files)
         return files
-
-    def file_of(self, ordinals: np.ndarray, hashes: np.ndarray, codes: np.ndarray
-                ) -> np.ndarray:
-        """File index of existing keys: their insert batch's route, then its bucket."""
-        firsts = np.array(sorted(self.routes), dtype=np.int64)
-        g = firsts[np.searchsorted(firsts, ordinals, side="right") - 1]
-        out = np.empty(len(ordinals), np.int64)
-        for first in np.unique(g):
-            sel = g == first
-            route = self.routes[int(first)]
-            out[sel] = route.files[route.bucket_of(hashes[sel], codes[sel])]
-        return out
 
 
 class BloomSim(SimAdapter):
