@@ -14,6 +14,7 @@ _REGISTRY: dict[str, str] = {
     "partition-bucket": "indexes.partition_bucket:PartitionBucketIndex",
     "consistent-hashing": "indexes.consistent_hashing:ConsistentHashingIndex",
     "dynamic-rli": "indexes.dynamic_rli:DynamicRliIndex",
+    "multi-fg-bucket": "indexes.multi_fg_bucket:MultiFgBucketIndex",
 }
 
 # the index ``run`` and ``simulate`` use when none is named

@@ -153,6 +153,11 @@ class TagContext:
     # (path of the group's latest pending base file or None, the group's base instant)
     pending_groups: dict[tuple[str, str], tuple[str | None, str]] = field(
         default_factory=dict)
+    # file groups the tagging sent inserts to, named by an index that places its own
+    # inserts (``assigns_inserts``): on merge-on-read, an index that cannot index log
+    # files gets them written as base files, as the insert planner's groups
+    # (:func:`tableformat.table_type.writes_log_file`)
+    insert_groups: set[tuple[str, str]] = field(default_factory=set)
 
 
 @dataclass
