@@ -35,6 +35,12 @@ PARAMS = {
                          "hoodie.bucket.index.partition.expressions": "01-01$,5;2026-01-0[2-4],3"},
     "dynamic-rli": {"hoodie.bucket.index.dynamic.max.records": "60",
                     "hoodie.bucket.index.dynamic.num.assigners": "2"},
+    # file groups full at 6,000 / 100 = 60 records whatever their real bytes (the
+    # estimate stays the average record size): buckets of ~75 records get a second group
+    "multi-fg-bucket": {**SMALL_FILTER, "hoodie.bucket.index.num.buckets": "4",
+                        "hoodie.parquet.max.file.size": "6000",
+                        "hoodie.copyonwrite.record.size.estimate": "100",
+                        "hoodie.record.size.estimation.threshold": str(10**6)},
 }
 # Counters the simulator must reproduce exactly (docs/simulator.md: same code, same batches).
 EXACT = ["records", "inserts", "updates", "file_groups", "files_in_table", "candidate_files",
@@ -184,6 +190,7 @@ MOR_PARAMS = {
                            "hoodie.bucket.index.max.num.buckets": "8",
                            "hoodie.parquet.max.file.size": "1"},
     "dynamic-rli": PARAMS["dynamic-rli"],
+    "multi-fg-bucket": PARAMS["multi-fg-bucket"],
 }
 
 
