@@ -33,16 +33,17 @@ from tableformat.table_type import COPY_ON_WRITE, MERGE_ON_READ
 def test_file_group_ids_have_hudis_shape_with_the_ordinal_second():
     fid = new_group_id("20260101000000000", "2026-01-01", 2, 1)
     assert len(fid) == len("00000002-0000-4035-a392-22a91eafd130-0")
-    assert fid.startswith("00000002-0001-") and fid.endswith("-0")
+    assert fid.startswith("00000002-0000-0001-") and fid.endswith("-0")
     assert (bucket_of_file_id(fid), ordinal_of(fid)) == (2, 1)
     assert new_group_id("20260101000000000", "2026-01-01", 2, 1) == fid  # pure
     assert new_group_id("20260101000000001", "2026-01-01", 2, 1) != fid
     # Hudi's FSUtils.getFileId: the text before the first "_" of a base file name
     name = BaseFileName(fid, "0-0-0", "20260101000000000").name
     assert name.split("_")[0] == fid and BaseFileName.parse(name).file_id == fid
-    with pytest.raises(ValueError, match="at most 10000"):
+    assert ordinal_of(file_group_id(7, 12_345_678, "s")) == 12_345_678
+    with pytest.raises(IndexBenchError, match="at most 100,000,000 per bucket"):
         file_group_id(0, MAX_FILE_GROUPS, "s")
-    with pytest.raises(ValueError, match="4-digit ordinal"):
+    with pytest.raises(ValueError, match="8-digit file group ordinal"):
         ordinal_of("00000002-4a35-a392-22a91eafd130-0")
 
 
@@ -97,7 +98,19 @@ def test_a_key_is_compared_with_its_own_buckets_groups_only():
     mins = pa.array(["a", "c", None, "a", "a"])
     maxs = pa.array(["z", "z", None, "b", "z"])
     k, j = candidate_pairs(np.array([2, 2]), g, pa.array(["b", "d"]), (mins, maxs))
-    assert list(zip(k.tolist(), j.tolist(), strict=True)) == [(0, 2), (0, 3), (1, 1), (1, 2)]
+    assert sorted(zip(k.tolist(), j.tolist(), strict=True)) == [(0, 2), (0, 3), (1, 1), (1, 2)]
+    # the same pairs as comparing every key with every group of its bucket
+    rng = np.random.default_rng(4)
+    keys = pa.array([f"{x:05d}" for x in rng.integers(0, 10**5, 300)])
+    buckets = rng.choice([0, 2, 5, 7], 300)
+    lo = pa.array([f"{x:05d}" for x in rng.integers(0, 50_000, 5)])
+    hi = pa.array([f"{x:05d}" for x in rng.integers(50_000, 10**5, 5)])
+    k, j = candidate_pairs(buckets, g, keys, (lo, hi))
+    k0, j0 = candidate_pairs(buckets, g, keys)
+    ks = keys.to_pylist()
+    want = sorted((a, c) for a, c in zip(k0.tolist(), j0.tolist(), strict=True)
+                  if lo[c].as_py() <= ks[a] <= hi[c].as_py())
+    assert sorted(zip(k.tolist(), j.tolist(), strict=True)) == want and len(want) > 50
     rows, items = expand(np.array([5, 0, 2]), np.array([2, 0, 1]))
     assert rows.tolist() == [0, 0, 2] and items.tolist() == [5, 6, 2]
 
@@ -139,7 +152,7 @@ def test_layout_invariants_name_the_broken_bucket():
     assert twice == ["bucket 1 of 'p' has file group ordinals [0, 1, 2, 2], not 0..3"]
     out = layout_problems([s(new_group_id("i", "p", 4, 0))], {"p": 4})
     assert out and "outside 0..3" in out[0]
-    assert "4-digit ordinal" in layout_problems([s("00000001-4a35-a392-22a91eafd130-0")],
+    assert "8-digit file group ordinal" in layout_problems([s("00000001-4a35-a392-22a91eafd130-0")],
                                                 {"p": 4})[0]
 
 

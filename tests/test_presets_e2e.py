@@ -36,8 +36,11 @@ PARAMS = {
     "dynamic-rli": {"hoodie.bucket.index.dynamic.max.records": "60",
                     "hoodie.bucket.index.dynamic.num.assigners": "2"},
     # file groups full at 6,000 / 100 = 60 records whatever their real bytes (the
-    # estimate stays the average record size): buckets of ~75 records get a second group
-    "multi-fg-bucket": {**SMALL_FILTER, "hoodie.bucket.index.num.buckets": "4",
+    # estimate stays the average record size): buckets of ~75 records get a second
+    # group; filters of 20 entries a row, up to 40, saturate (false positives)
+    "multi-fg-bucket": {**SMALL_FILTER, "hoodie.index.bloom.num_entries": "20",
+                        "hoodie.bloom.index.filter.dynamic.max.entries": "40",
+                        "hoodie.bucket.index.num.buckets": "4",
                         "hoodie.parquet.max.file.size": "6000",
                         "hoodie.copyonwrite.record.size.estimate": "100",
                         "hoodie.record.size.estimation.threshold": str(10**6)},

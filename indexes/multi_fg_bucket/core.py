@@ -52,14 +52,34 @@ def candidate_pairs(buckets: np.ndarray, groups: PartitionGroups, keys: pa.Array
                     ) -> tuple[np.ndarray, np.ndarray]:
     """(key index, group index) of every comparison a lookup makes: each key with the
     file groups of its own bucket, those whose footer range holds it when ``ranges``
-    (min and max key of every group, aligned with ``groups``) are given."""
-    starts, sizes = groups.span(buckets)
-    k, g = expand(starts, sizes)
-    if ranges is not None and len(k):
-        ka, ga = pa.array(k), pa.array(g)
-        keep = in_ranges(keys.take(ka), ranges[0].take(ga), ranges[1].take(ga))
-        k, g = k[keep], g[keep]
-    return k, g
+    (min and max key of every group, aligned with ``groups``) are given.
+
+    With ranges no pair is built to be pruned: the keys are sorted by (bucket, key), so
+    a group's candidates are one slice, found by two binary searches per group (a
+    bucket of many groups costs its surviving pairs, not keys × groups)."""
+    if ranges is None:
+        starts, sizes = groups.span(buckets)
+        return expand(starts, sizes)
+    if not len(keys) or not len(groups):
+        return np.empty(0, np.int64), np.empty(0, np.int64)
+    b = np.asarray(buckets, dtype=np.int64)
+    idx = pc.sort_indices(pa.table({"b": pa.array(b), "k": keys}),  # keys in byte order
+                          sort_keys=[("b", "ascending"), ("k", "ascending")]).to_numpy()
+    sorted_b = b[idx]
+    sorted_k = keys.take(pa.array(idx)).to_numpy(zero_copy_only=False)
+    first = np.searchsorted(sorted_b, groups.buckets, side="left")
+    last = np.searchsorted(sorted_b, groups.buckets, side="right")
+    lo, hi = first.copy(), last.copy()
+    mins = ranges[0].to_numpy(zero_copy_only=False)
+    maxs = ranges[1].to_numpy(zero_copy_only=False)
+    for j in np.flatnonzero(last > first):  # one pair of searches per group, not per key
+        if mins[j] is None or maxs[j] is None:
+            continue  # no range (an emptied base file): every key of the bucket
+        run = sorted_k[first[j]:last[j]]
+        lo[j] = first[j] + np.searchsorted(run, mins[j], side="left")
+        hi[j] = max(lo[j], first[j] + np.searchsorted(run, maxs[j], side="right"))
+    g, at = expand(lo, hi - lo)
+    return idx[at], g
 
 
 def count_key_check(counts: Counter, probes: int, positives: int, true_pos: int) -> None:

@@ -4,9 +4,9 @@ RFC-29's pattern 2 names a bucket's file groups ``${bucketId}_${filegroupId}…`
 bucket id, then the file group's ordinal in its bucket. Hudi's base file names already
 use ``_`` between file id, write token and instant (``FSUtils.getFileId`` takes the text
 before the first ``_``), so the ordinal goes into Hudi's bucket file id shape instead:
-the 8-digit bucket id, ``-``, the 4-digit ordinal in place of the uuid's second group,
-the rest of a uuid and ``-0`` — ``00000002-0001-4035-a392-22a91eafd130-0`` is file group
-1 of bucket 2. :func:`tableformat.basefile.bucket_of_file_id` still reads the bucket,
+the 8-digit bucket id, then the group's 8-digit ordinal in place of the uuid's second
+and third fields, the rest of a uuid and ``-0`` — ``00000002-0000-0001-a392-22a91eafd130-0``
+is file group 1 of bucket 2. :func:`tableformat.basefile.bucket_of_file_id` still reads the bucket,
 so every bucket-aware reader (verify, bucket-aligned scans) works unchanged, and
 Hudi readers see ordinary file ids. Nothing else is stored: the layout of a partition
 is its file names.
@@ -23,22 +23,23 @@ import numpy as np
 
 from indexes.base import bucket_fill
 from tableformat.basefile import bucket_of_file_id
+from tableformat.errors import IndexBenchError
 from tableformat.table_type import insert_candidates
 
-ORDINAL_DIGITS = 4
-MAX_FILE_GROUPS = 10**ORDINAL_DIGITS  # file groups per bucket (ordinals 0000..9999)
+ORDINAL_DIGITS = 8  # in the uuid's second and third fields, 4 digits each
+MAX_FILE_GROUPS = 10**ORDINAL_DIGITS  # file groups per bucket
 
 
 def file_group_id(bucket: int, ordinal: int, seed: str) -> str:
-    """File group ``ordinal`` of ``bucket``: Hudi's bucket file id with the ordinal as its
-    second field; the uuid tail is a pure function of ``seed`` (instant, partition,
-    bucket, ordinal), so every task and the simulator name a new group alike."""
+    """File group ``ordinal`` of ``bucket``: Hudi's bucket file id with the ordinal in
+    its second and third fields; the uuid tail is a pure function of ``seed`` (instant,
+    partition, bucket, ordinal), so every task and the simulator name a new group alike."""
     if not 0 <= ordinal < MAX_FILE_GROUPS:
-        raise ValueError(f"bucket {bucket} would need file group {ordinal}; at most "
-                         f"{MAX_FILE_GROUPS} per bucket (raise hoodie.parquet.max.file.size "
-                         "or hoodie.bucket.index.num.buckets)")
-    tail = str(uuid.uuid5(uuid.NAMESPACE_URL, seed))[8 + 1 + ORDINAL_DIGITS:]
-    return f"{int(bucket):08d}-{int(ordinal):0{ORDINAL_DIGITS}d}{tail}-0"
+        raise IndexBenchError(
+            f"bucket {bucket} would need file group {ordinal:,}; at most {MAX_FILE_GROUPS:,} "
+            "per bucket (raise hoodie.parquet.max.file.size or hoodie.bucket.index.num.buckets)")
+    tail = str(uuid.uuid5(uuid.NAMESPACE_URL, seed))[18:]
+    return f"{int(bucket):08d}-{int(ordinal) // 10**4:04d}-{int(ordinal) % 10**4:04d}{tail}-0"
 
 
 def new_group_id(instant: str, partition: str, bucket: int, ordinal: int) -> str:
@@ -48,10 +49,11 @@ def new_group_id(instant: str, partition: str, bucket: int, ordinal: int) -> str
 
 def ordinal_of(file_id: str) -> int:
     """The file group's ordinal in its bucket, parsed back from its id."""
-    head = file_id[9:9 + ORDINAL_DIGITS]
-    if (len(file_id) < 10 + ORDINAL_DIGITS or file_id[8] != "-" or not head.isdigit()
-            or file_id[9 + ORDINAL_DIGITS] != "-"):
-        raise ValueError(f"file id {file_id!r} is not <8-digit bucket>-<4-digit ordinal>-…")
+    head = file_id[9:13] + file_id[14:18]
+    if len(file_id) < 20 or file_id[8] != "-" or file_id[13] != "-" or file_id[18] != "-" \
+            or not head.isdigit():
+        raise ValueError(f"file id {file_id!r} is not <8-digit bucket>-<4 digits>-<4 digits>"
+                         "-… (a bucket and an 8-digit file group ordinal)")
     return int(head)
 
 

@@ -234,23 +234,14 @@ class MultiFgBucketSim(SimAdapter):
         groups; updates counted to the group that holds them."""
         prune = self.index.params["prune_by_ranges"]
         num = np.array([st.number[f] for f in pg.file_ids], dtype=np.int64)
-        starts, sizes = pg.span(buckets)
-        self.counts["keys_looked_up"] += int((sizes > 0).sum())
+        self.counts["keys_looked_up"] += int((pg.span(buckets)[1] > 0).sum())
         if prune:
             self.counts["range_footers_read"] += len(pg)
-        k, j = expand(starts, sizes)
-        if prune and len(k):
-            g = num[j]
-            lo_o, hi_o = np.array(st.lo_ord, np.int64)[g], np.array(st.hi_ord, np.int64)[g]
-            r = np.flatnonzero(lo_o >= 0)  # a group without keys has no range: every key
-            kr = k[r]
-            out = self.text.less(codes[kr], ords[kr], np.array(st.lo_code, np.uint64)[g[r]],
-                                 lo_o[r])
-            out |= self.text.less(np.array(st.hi_code, np.uint64)[g[r]], hi_o[r], codes[kr],
-                                  ords[kr])
-            keep = np.ones(len(k), bool)
-            keep[r[out]] = False
-            k, j = k[keep], j[keep]
+        # keys in (bucket, key) order: a group's candidates are one slice of them
+        order = self.text.order(buckets, codes, ords)
+        lo, hi = self._slices(st, pg, num, buckets[order], codes[order], ords[order], prune)
+        j, at = expand(lo, hi - lo)
+        k = order[at]
         cand = np.bincount(j, minlength=len(pg))
         true = np.zeros(len(pg), np.int64)
         if old.any():
@@ -264,9 +255,7 @@ class MultiFgBucketSim(SimAdapter):
         nkeys = np.array(st.nkeys, np.int64)[num]
         if self.exact:
             read = np.zeros(len(pg), bool)
-            order = np.argsort(j, kind="stable")
-            k, j = k[order], j[order]
-            bounds = np.searchsorted(j, np.arange(len(pg) + 1))
+            bounds = np.searchsorted(j, np.arange(len(pg) + 1))  # j is grouped (expand)
             for i in np.flatnonzero(cand):
                 probe = ords[k[bounds[i]:bounds[i + 1]]]
                 g = int(num[i])
@@ -292,6 +281,32 @@ class MultiFgBucketSim(SimAdapter):
         self.counts["bytes_read"] += float((footer.sum() if prune else 0.0)
                                            + footer[cand > 0].sum()
                                            + nkeys[read].sum() * key_bytes)
+
+    def _slices(self, st: PartitionState, pg: PartitionGroups, num: np.ndarray,
+                buckets: np.ndarray, codes: np.ndarray, ords: np.ndarray, prune: bool
+                ) -> tuple[np.ndarray, np.ndarray]:
+        """Per group, the slice of the (bucket, key)-sorted keys it is compared with: its
+        bucket's, narrowed to its [min, max] when pruning (two searches per group; a
+        key whose code ties a bound is settled on the key text)."""
+        lo = np.searchsorted(buckets, pg.buckets, side="left")
+        hi = np.searchsorted(buckets, pg.buckets, side="right")
+        if not prune:
+            return lo, hi
+        for i in np.flatnonzero(hi > lo):
+            g = int(num[i])
+            if st.lo_ord[g] < 0:
+                continue  # a group without keys has no range: every key of its bucket
+            run = codes[lo[i]:hi[i]]
+            a = int(lo[i] + np.searchsorted(run, np.uint64(st.lo_code[g]), side="left"))
+            b = int(lo[i] + np.searchsorted(run, np.uint64(st.hi_code[g]), side="right"))
+            while a < b and codes[a] == st.lo_code[g] and self._less(
+                    codes[a], ords[a], st.lo_code[g], st.lo_ord[g]):
+                a += 1  # below the min key, with the min's code
+            while b > a and codes[b - 1] == st.hi_code[g] and self._less(
+                    st.hi_code[g], st.hi_ord[g], codes[b - 1], ords[b - 1]):
+                b -= 1  # above the max key, with the max's code
+            lo[i], hi[i] = a, max(a, b)
+        return lo, hi
 
     def _filter(self, p: str, st: PartitionState, g: int):
         """A group's filter from its keys in record-key order (the writer's adds)."""
