@@ -304,9 +304,10 @@ def write_file_groups(planned: DataFrame, table: Table, index: RecordIndex, inst
     file. Merge-on-read: the records are appended to a new log file of the group
     (:func:`indexbench.log_writer.append_file_group`) or written to a base file as
     :func:`tableformat.table_type.writes_log_file` decides (the simulator's rule too):
-    ``base_writes`` are the groups the insert planner sent inserts to (new file groups,
-    small base files without logs), which get a base file when the index cannot index
-    log files, as Hudi's delta commit writes them.
+    ``base_writes`` are the groups the insert planner (or an index that places its own
+    inserts, :attr:`TagContext.insert_groups`) sent inserts to (new file groups, small
+    base files without logs), which get a base file when the index cannot index log
+    files, as Hudi's delta commit writes them.
 
     Executors get the previous slice of the file groups in the batch's ``partitions``
     only: what is broadcast grows with the partitions a batch touches, not the table.
@@ -532,6 +533,8 @@ def _write_instant(spark: SparkSession, table: Table, index: RecordIndex, snapsh
             planned, plan_counts, base_writes, inserts = plan_inserts(
                 tagged, table, snapshot, index, spark, release)
             counts.update(plan_counts)
+        else:  # the groups the index itself sent inserts to
+            base_writes = set(ctx.insert_groups)
         t1 = time.perf_counter()
         stats = write_file_groups(planned, table, index, instant, spark, snapshot,
                                   partitions, ctx.pending_groups, base_writes)

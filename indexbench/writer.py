@@ -13,6 +13,7 @@ per-row Python, so the merge costs about the Parquet I/O it wraps.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -73,6 +74,12 @@ def base_file_footer(records: pa.Table, footer_fn: Callable[[pa.Array], tuple[di
     return footer, index_bytes, min_key, max_key
 
 
+def handle_millis(started: float) -> int:
+    """Milliseconds since ``started`` (``time.perf_counter``): a write handle's time, as
+    Hudi's ``RuntimeStats`` keeps it (``totalCreateTime`` / ``totalUpsertTime``)."""
+    return round((time.perf_counter() - started) * 1000)
+
+
 def meta_columns(spec: MergeSpec, records: pa.Table, partition: str, file_name: str,
                  task_part: str) -> pa.Table:
     """Hudi's five meta columns, then the data columns: a base file's records, or a log
@@ -122,6 +129,7 @@ def merge_file_group(
     write into a file group whose base instant is a pending resize's."""
     from tableformat.table import Table
 
+    started = time.perf_counter()
     table = Table(spec.table_uri)
     key, order = spec.key_field, spec.ordering_field
     schema = spec.file_schema
@@ -162,6 +170,7 @@ def merge_file_group(
     footer, index_bytes, min_key, max_key = base_file_footer(merged, footer_fn)
     table.fs.create_dir(table.abs_path(partition), recursive=True)
     size = bf.write_base_file(table.fs, table.abs_path(rel_path), merged, footer)
+    millis = handle_millis(started)
     return {
         "partitionPath": partition, "fileId": file_id, "path": rel_path,
         "prevCommit": bf.BaseFileName.parse(prev_path).instant if prev_path else "null",
@@ -171,4 +180,6 @@ def merge_file_group(
         "indexBytes": index_bytes, "mergeFilesRead": merge_stats.files_read,
         "mergeBytesRead": merge_stats.bytes_read, "minRecordKey": min_key,
         "maxRecordKey": max_key, "bucketId": bucket_id, "incomingBytes": incoming_bytes,
+        "totalCreateTime": 0 if prev_path else millis,
+        "totalUpsertTime": millis if prev_path else 0,
     }

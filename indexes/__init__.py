@@ -15,6 +15,7 @@ _REGISTRY: dict[str, str] = {
     "consistent-hashing": "indexes.consistent_hashing:ConsistentHashingIndex",
     "dynamic-rli": "indexes.dynamic_rli:DynamicRliIndex",
     "external-kv": "indexes.external_kv:ExternalKvIndex",
+    "multi-fg-bucket": "indexes.multi_fg_bucket:MultiFgBucketIndex",
 }
 
 # the index ``run`` and ``simulate`` use when none is named

@@ -187,6 +187,11 @@ class TagContext:
     # file groups the tagging sent records to that are not visible yet — a pending
     # resize's children (consistent-hashing's dual write): (partition, file id) -> them
     pending_groups: dict[tuple[str, str], PendingGroup] = field(default_factory=dict)
+    # file groups the tagging sent inserts to, named by an index that places its own
+    # inserts (``assigns_inserts``): on merge-on-read, an index that cannot index log
+    # files gets them written as base files, as the insert planner's groups
+    # (:func:`tableformat.table_type.writes_log_file`)
+    insert_groups: set[tuple[str, str]] = field(default_factory=set)
 
 
 @dataclass

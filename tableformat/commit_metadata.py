@@ -52,7 +52,10 @@ WRITE_STAT_FIELDS: tuple[tuple[str, Any], ...] = (
 )
 # HoodieDeltaWriteStat's own fields (a log file's stat), after HoodieWriteStat's
 DELTA_WRITE_STAT_FIELDS = ("logVersion", "logOffset", "baseFile", "logFiles")
-_HUDI_STAT_NAMES = frozenset(name for name, _ in WRITE_STAT_FIELDS) | set(DELTA_WRITE_STAT_FIELDS)
+# HoodieWriteStat.RuntimeStats (milliseconds of the write handle), in Hudi's order
+RUNTIME_STATS_FIELDS = ("totalScanTime", "totalUpsertTime", "totalCreateTime")
+_HUDI_STAT_NAMES = (frozenset(name for name, _ in WRITE_STAT_FIELDS)
+                    | set(DELTA_WRITE_STAT_FIELDS) | set(RUNTIME_STATS_FIELDS))
 
 
 def hoodie_write_stat(stat: Mapping[str, Any], partition: str) -> dict[str, Any]:
@@ -68,6 +71,8 @@ def hoodie_write_stat(stat: Mapping[str, Any], partition: str) -> dict[str, Any]
     out["partitionPath"] = partition
     if out["fileSizeInBytes"] is None:
         out["fileSizeInBytes"] = out["totalWriteBytes"]
+    if any(stat.get(name) is not None for name in RUNTIME_STATS_FIELDS):
+        out["runtimeStats"] = {name: int(stat.get(name) or 0) for name in RUNTIME_STATS_FIELDS}
     if stat.get("logVersion") is not None:  # a log file: HoodieDeltaWriteStat
         logs = stat.get("logFiles") or []
         out.update(logVersion=int(stat["logVersion"]), logOffset=int(stat.get("logOffset") or 0),

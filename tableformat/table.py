@@ -62,11 +62,13 @@ WRITE_STATS_SCHEMA = (
     "maxRecordKey string, bucketId int"
 )
 # The upsert writers' stat row: the above, HoodieDeltaWriteStat's fields (a log file's;
-# null for a base file; logFiles comma-joined) and the Arrow bytes of the records the
-# writer was handed (write amplification).
+# null for a base file; logFiles comma-joined), the Arrow bytes of the records the
+# writer was handed (write amplification) and the milliseconds its handle took, as
+# Hudi's ``RuntimeStats`` (a new base file: create; a merge or a log append: upsert).
 UPSERT_STATS_SCHEMA = WRITE_STATS_SCHEMA + (
     ", logVersion int, logOffset long, baseFile string, logFiles string, "
-    "totalLogBlocks long, totalLogRecords long, incomingBytes long")
+    "totalLogBlocks long, totalLogRecords long, incomingBytes long, "
+    "totalCreateTime long, totalUpsertTime long")
 
 IDENTITY_KEYS = (KEY_FIELD, PARTITION_FIELD, ORDERING_FIELD, INDEX_NAME, TABLE_TYPE)
 # completed actions on the timeline (a compaction completes as a ``commit``)

@@ -31,6 +31,10 @@ PARAMS = {
     "multiple-rehash": {"num_buckets": 2},
     # compact the RLI after the second batch: an index-only replacecommit, no data files
     "dynamic-rli": {"rli_compact_files": 1},
+    # file groups full at 1,600 / 100 = 16 records: several per bucket
+    "multi-fg-bucket": {"num_buckets": 2, "scale": 1, "max_file_size": 1600,
+                        "record_size_estimate": 100, "estimation_threshold": 10**6,
+                        "num_entries": 100, "fpp": 0.01, "max_entries": 200},
 }
 
 

@@ -38,6 +38,15 @@ PARAMS = {
     # requests that split a partition's lookups and a file group's puts
     "external-kv": {"hoodie.index.hbase.get.batch.size": "64",
                     "hoodie.index.hbase.put.batch.size": "48"},
+    # file groups full at 6,000 / 100 = 60 records whatever their real bytes (the
+    # estimate stays the average record size): buckets of ~75 records get a second
+    # group; filters of 20 entries a row, up to 40, saturate (false positives)
+    "multi-fg-bucket": {**SMALL_FILTER, "hoodie.index.bloom.num_entries": "20",
+                        "hoodie.bloom.index.filter.dynamic.max.entries": "40",
+                        "hoodie.bucket.index.num.buckets": "4",
+                        "hoodie.parquet.max.file.size": "6000",
+                        "hoodie.copyonwrite.record.size.estimate": "100",
+                        "hoodie.record.size.estimation.threshold": str(10**6)},
 }
 # Counters the simulator must reproduce exactly (docs/simulator.md: same code, same batches).
 EXACT = ["records", "inserts", "updates", "file_groups", "files_in_table", "candidate_files",
@@ -199,6 +208,7 @@ MOR_PARAMS = {
                            "hoodie.parquet.max.file.size": "1"},
     "dynamic-rli": PARAMS["dynamic-rli"],
     "external-kv": PARAMS["external-kv"],
+    "multi-fg-bucket": PARAMS["multi-fg-bucket"],
 }
 
 

@@ -228,3 +228,23 @@ def test_tables_written_before_hudi_format_stay_readable(tmp_path):
         i2 = t.start_instant()
         t.complete_instant(i2, {"operationType": "UPSERT"})
     assert json.loads(t.read_commit(i2)["extraMetadata"]["schema"])["type"] == "record"
+
+
+def test_write_handle_millis_become_hudis_runtime_stats_and_the_straggler_column():
+    """A writer's handle time is Hudi's ``runtimeStats`` in the commit (not a top-level
+    field), and the row's ``write_task_s_max`` is the slowest file group's."""
+    from tableformat import commit_metadata as cm
+    from tableformat.rows import WriteTotals
+
+    base = {"fileId": "f-0", "path": "p/f", "partitionPath": "p", "totalWriteBytes": 1}
+    stat = cm.hoodie_write_stat({**base, "totalCreateTime": 0, "totalUpsertTime": 1250}, "p")
+    assert stat["runtimeStats"] == {"totalScanTime": 0, "totalUpsertTime": 1250,
+                                    "totalCreateTime": 0}
+    assert "totalUpsertTime" not in stat and list(stat)[:len(cm.WRITE_STAT_FIELDS)] == [
+        n for n, _ in cm.WRITE_STAT_FIELDS]
+    assert cm.hoodie_write_stat(base, "p")["runtimeStats"] is None  # a stat without times
+    stats = [{"numWrites": 1, "numInserts": 1, "numUpdateWrites": 0, "totalWriteBytes": 1,
+              "totalCreateTime": ms, "totalUpsertTime": 0} for ms in (40, 1700, 3)]
+    assert WriteTotals.from_stats(stats).write_task_s_max == 1.7
+    assert WriteTotals.from_stats([{**stats[0], "totalCreateTime": None,
+                                    "totalUpsertTime": None}]).write_task_s_max is None
