@@ -71,6 +71,8 @@ KNOWN_EXTRA_COLUMNS = frozenset({
     "table_type", "log_files_written", "log_blocks_written", "log_bytes_written",
     "write_amplification", "records_in_logs", "log_files_in_table", "slices_compacted",
     "log_files_compacted", "log_bytes_compacted", "log_files_read", "log_bytes_read",
+    # query types (hoodie.datasource.query.type) and the merge's seconds of a query
+    "query_type", "merge_s",
 })
 # Families of extra columns (multiple-rehash: rescaled_<bucket fill>_before/_after;
 # the simulator's modelled figures: model_<column>; a peer's own figures: peer_<name>).
