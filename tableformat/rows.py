@@ -19,7 +19,7 @@ MEASURED_ONLY = ("bytes_read", "bytes_written", "merge_bytes_read", "log_bytes_w
                  "log_bytes_compacted",
                  "write_amplification", "generate_s",
                  "validate_s", "precombine_s", "tag_s", "write_s",
-                 "commit_s", "total_s", "write_task_s_max", "shuffle_bytes",
+                 "commit_s", "total_s", "write_task_max_s", "shuffle_bytes",
                  "shuffle_read_bytes",
                  "index_disk_bytes", "bytes_read_needed", "bytes_read_fp_only",
                  "avg_record_size")
@@ -43,7 +43,7 @@ class WriteTotals:
     log_bytes_written: float = 0
     incoming_bytes: float = 0  # the records handed to the writers (Arrow bytes)
     # the slowest file group's write handle (seconds): the straggler task of the write
-    write_task_s_max: float | None = None
+    write_task_max_s: float | None = None
 
     @property
     def write_amplification(self) -> float | None:
@@ -58,7 +58,7 @@ class WriteTotals:
                    / 1000 for s in stats
                    if s.get("totalCreateTime") is not None or s.get("totalUpsertTime") is not None]
         return cls(
-            write_task_s_max=max(handles) if handles else None,
+            write_task_max_s=max(handles) if handles else None,
             log_files_written=len(logs),
             log_blocks_written=sum(int(s.get("totalLogBlocks") or 0) for s in logs),
             log_bytes_written=sum(int(s["totalWriteBytes"]) for s in logs),
@@ -158,7 +158,7 @@ def upsert_row(*, batch_no: int, instant: str, input_records: int, records: int,
         "merge_files_read": writes.merge_files_read,
         "merge_bytes_read": writes.merge_bytes_read,
         **log_write_figures(writes),
-        "write_task_s_max": writes.write_task_s_max,
+        "write_task_max_s": writes.write_task_max_s,
         "keys_hashed": counts.get("keys_hashed", 0),
         **{k: counts[k] for k in index_counters if k in counts},
     }

@@ -232,7 +232,7 @@ def test_tables_written_before_hudi_format_stay_readable(tmp_path):
 
 def test_write_handle_millis_become_hudis_runtime_stats_and_the_straggler_column():
     """A writer's handle time is Hudi's ``runtimeStats`` in the commit (not a top-level
-    field), and the row's ``write_task_s_max`` is the slowest file group's."""
+    field), and the row's ``write_task_max_s`` is the slowest file group's."""
     from tableformat import commit_metadata as cm
     from tableformat.rows import WriteTotals
 
@@ -245,6 +245,6 @@ def test_write_handle_millis_become_hudis_runtime_stats_and_the_straggler_column
     assert cm.hoodie_write_stat(base, "p")["runtimeStats"] is None  # a stat without times
     stats = [{"numWrites": 1, "numInserts": 1, "numUpdateWrites": 0, "totalWriteBytes": 1,
               "totalCreateTime": ms, "totalUpsertTime": 0} for ms in (40, 1700, 3)]
-    assert WriteTotals.from_stats(stats).write_task_s_max == 1.7
+    assert WriteTotals.from_stats(stats).write_task_max_s == 1.7
     assert WriteTotals.from_stats([{**stats[0], "totalCreateTime": None,
-                                    "totalUpsertTime": None}]).write_task_s_max is None
+                                    "totalUpsertTime": None}]).write_task_max_s is None
