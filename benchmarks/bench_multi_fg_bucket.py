@@ -11,7 +11,8 @@ import numpy as np
 import pyarrow as pa
 
 import indexes
-from indexes.multi_fg_bucket.core import candidate_pairs, check_group, footer_filter
+from indexes.bloom_filter.key_check import check_filter
+from indexes.multi_fg_bucket.core import candidate_pairs, footer_filter
 from indexes.multi_fg_bucket.layout import groups_of_files, new_group_id
 
 from ._data import SAMPLING, uuid_keys
@@ -68,7 +69,7 @@ class MultiFgBucketLookup:
                 counts["files_read"] += 1
                 return self.stored[int(j)]
 
-            check_group(self.filters[int(j)], probe, counts, file_keys)
+            check_filter(self.filters[int(j)], probe, counts, file_keys)
         return counts
 
     def time_lookup(self, file_groups: int, keys: str) -> None:

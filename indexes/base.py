@@ -16,6 +16,7 @@ import importlib
 from abc import ABC
 from collections import Counter
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any, ClassVar
 
 import numpy as np
@@ -52,6 +53,17 @@ def refuse_global(key: str, value: Any) -> None:
         raise IndexBenchError(
             f"{key}={value}: global indexes are not supported; every index here is "
             "non-global (a record is its (partition, record key)); pick one with --index")
+
+
+def fraction(value: object) -> float:
+    """A number or a fraction as a float (``indexbench.scale``): "1/1000" == "0.001"."""
+    if isinstance(value, str) and "/" in value:
+        num, _, den = value.partition("/")
+        try:
+            return float(Fraction(int(num.strip()), int(den.strip())))
+        except ZeroDivisionError as exc:
+            raise ValueError(value) from exc
+    return float(value)
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,8 @@ import pyarrow as pa
 import pytest
 
 import indexes
-from indexes.multi_fg_bucket.core import candidate_pairs, check_group, expand
+from indexes.bloom_filter.key_check import check_filter
+from indexes.multi_fg_bucket.core import candidate_pairs, expand
 from indexes.multi_fg_bucket.layout import (
     MAX_FILE_GROUPS,
     file_group_id,
@@ -130,12 +131,12 @@ def test_check_group_reads_the_keys_only_on_a_positive_probe():
 
     counts = Counter()
     probes = pa.array(["k005", "k017"] + [f"x{i}" for i in range(200)])
-    found = check_group(bloom, probes, counts, file_keys)
+    found = check_filter(bloom, probes, counts, file_keys)
     assert found[:2].all() and not found[2:].any() and reads == [1]
     assert counts["bloom_checks"] == 202 and counts["candidate_files"] == 1
     assert counts["false_positives"] == counts["bloom_positives"] - 2 > 0  # a tiny filter
     counts = Counter()
-    assert not check_group(index.new_filter(), pa.array(["k005"]), counts, file_keys).any()
+    assert not check_filter(index.new_filter(), pa.array(["k005"]), counts, file_keys).any()
     assert reads == [1] and counts["bloom_positives"] == 0  # no positive: nothing read
 
 

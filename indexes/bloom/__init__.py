@@ -11,12 +11,11 @@ Spark adapter (:mod:`indexes.bloom.spark`) distributes it; the simulator
 from __future__ import annotations
 
 from collections.abc import Callable
-from fractions import Fraction
 from functools import partial
 
 import pyarrow as pa
 
-from indexes.base import Metric, Param, RecordIndex
+from indexes.base import Metric, Param, RecordIndex, fraction
 from indexes.bloom_filter import FOOTER_KEY, HASHINGS, PYBLOOM, TYPE_CODE_KEY, HoodieBloomFilter
 from tableformat import sizing
 from tableformat.errors import IndexBenchError
@@ -27,17 +26,6 @@ __all__ = ["BloomIndex", "measured_fp_rate", "fraction"]
 DEFAULT_SCALE = 1 / 1000  # see fraction; docs/indexes/bloom.md, "Scale"
 # A scaled table expected to hold this many base files or more gets a note (size_notes).
 MANY_FILES = 10_000
-
-
-def fraction(value: object) -> float:
-    """A number or a fraction as a float (``indexbench.scale``): "1/1000" == "0.001"."""
-    if isinstance(value, str) and "/" in value:
-        num, _, den = value.partition("/")
-        try:
-            return float(Fraction(int(num.strip()), int(den.strip())))
-        except ZeroDivisionError as exc:
-            raise ValueError(value) from exc
-    return float(value)
 
 
 class BloomIndex(RecordIndex):

@@ -15,10 +15,10 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.fs as pafs
 
 from indexes.bloom_filter import FOOTER_KEY, TYPE_CODE_KEY, HoodieBloomFilter
+from indexes.bloom_filter.key_check import check_filter
 from indexes.lookup import Candidates
 from tableformat.basefile import MAX_KEY_FOOTER, MIN_KEY_FOOTER, read_footer
 from tableformat.fs import IOStats
@@ -100,31 +100,6 @@ def read_key_range(fs: pafs.FileSystem, path: str, stats: IOStats
     return footer.get(MIN_KEY_FOOTER), footer.get(MAX_KEY_FOOTER), int(footer["_num_rows"])
 
 
-def count_key_check(counts: Counter, probes: int, positives: int, true_pos: int) -> None:
-    """Hudi's lookup-handle counters for one candidate file (both engines use this)."""
-    counts["candidate_files"] += 1
-    counts["bloom_checks"] += int(probes)
-    counts["bloom_positives"] += int(positives)
-    counts["true_positives"] += int(true_pos)
-    counts["false_positives"] += int(positives) - int(true_pos)
-
-
-def count_file_read(counts: Counter, needed: bool, nbytes: float) -> None:
-    """One candidate file's key column was read: a read the index needed (the file held
-    a probed key) or one only false positives caused, and its bytes."""
-    kind = "needed" if needed else "fp_only"
-    counts[f"files_read_{kind}"] += 1
-    counts[f"bytes_read_{kind}"] += nbytes
-
-
-def count_theory(counts: Counter, negatives: int, fpp: float, file_keys: int) -> None:
-    """The reference figure next to the measured FPs: negative probes of a filter times
-    its theoretical fpp at its row fill, and the keys each negative probe met."""
-    if negatives:
-        counts["fp_theory"] += negatives * fpp
-        counts["probed_file_keys"] += int(negatives) * int(file_keys)
-
-
 def check_keys(footer: Mapping[str, str] | HoodieBloomFilter, keys: np.ndarray | pa.Array,
                counts: Counter, file_keys: Callable[[], pa.Array | np.ndarray],
                prehashed: np.ndarray | None = None) -> np.ndarray:
@@ -141,18 +116,7 @@ def check_keys(footer: Mapping[str, str] | HoodieBloomFilter, keys: np.ndarray |
         HoodieBloomFilter.deserialize(footer[FOOTER_KEY], footer.get(TYPE_CODE_KEY))
     keys = keys if isinstance(keys, pa.Array) else pa.array(np.asarray(keys, dtype=object),
                                                             pa.string())
-    maybe = bloom.might_contain_many(keys, prehashed)  # Arrow in: no strings unless hashed
-    positives = int(maybe.sum())
-    found = np.zeros(len(keys), dtype=bool)
-    if positives:
-        col = file_keys()
-        col = col if isinstance(col, pa.Array | pa.ChunkedArray) else pa.array(col, pa.string())
-        hit = pc.is_in(keys.filter(pa.array(maybe)), value_set=col)
-        found[maybe] = hit.to_numpy(zero_copy_only=False)
-    count_key_check(counts, len(keys), positives, int(found.sum()))
-    count_theory(counts, len(keys) - int(found.sum()), bloom.theoretical_fpp(),
-                 sum(bloom.row_counts))
-    return found
+    return check_filter(bloom, keys, counts, file_keys, prehashed)
 
 
 def lookup_candidates(fs: pafs.FileSystem, files: list[tuple[str, str]], keys: pa.Array,

@@ -28,10 +28,8 @@ from indexes.bloom.core import (
     FileRanges,
     candidate_slices,
     check_keys,
-    count_file_read,
-    count_key_check,
-    count_theory,
 )
+from indexes.bloom_filter.key_check import count_file_read, count_key_check, count_theory
 from indexes.bloom_filter.serialization import text_length
 from indexes.hashing import spark_murmur3_hash
 from indexes.insert_routes import InsertRoutes, rank_inserts

@@ -15,10 +15,10 @@ from indexes.bloom.core import (
     FileRanges,
     candidate_pairs,
     check_keys,
-    count_file_read,
     read_key_range,
 )
 from indexes.bloom_filter import FOOTER_KEY, TYPE_CODE_KEY, HoodieBloomFilter
+from indexes.bloom_filter.key_check import count_file_read
 from tableformat.basefile import read_footer, read_record_keys
 from tableformat.fs import IOStats
 

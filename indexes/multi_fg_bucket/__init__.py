@@ -13,13 +13,12 @@ simulator :mod:`~indexes.multi_fg_bucket.sim`.
 from __future__ import annotations
 
 from collections.abc import Callable
-from fractions import Fraction
 from functools import partial
 from typing import Any
 
 import pyarrow as pa
 
-from indexes.base import Metric, Param
+from indexes.base import Metric, Param, fraction
 from indexes.bloom_filter import (
     DEFAULT_FPP,
     DEFAULT_MAX_ENTRIES,
@@ -39,17 +38,6 @@ from tableformat.errors import IndexBenchError
 __all__ = ["MultiFgBucketIndex"]
 
 DEFAULT_SCALE = 1 / 1000  # as bloom's: file sizes and filter entries shrink together
-
-
-def fraction(value: object) -> float:
-    """A number or a fraction as a float (``indexbench.scale``): "1/1000" == "0.001"."""
-    if isinstance(value, str) and "/" in value:
-        num, _, den = value.partition("/")
-        try:
-            return float(Fraction(int(num.strip()), int(den.strip())))
-        except ZeroDivisionError as exc:
-            raise ValueError(value) from exc
-    return float(value)
 
 
 class MultiFgBucketIndex(BucketIndex):

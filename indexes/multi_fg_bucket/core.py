@@ -13,7 +13,7 @@ counter is incremented by the code that did the work.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 
 import numpy as np
 import pyarrow as pa
@@ -80,51 +80,6 @@ def candidate_pairs(buckets: np.ndarray, groups: PartitionGroups, keys: pa.Array
         hi[j] = max(lo[j], first[j] + np.searchsorted(run, maxs[j], side="right"))
     g, at = expand(lo, hi - lo)
     return idx[at], g
-
-
-def count_key_check(counts: Counter, probes: int, positives: int, true_pos: int) -> None:
-    """One candidate file group's probes (Hudi's lookup-handle counters)."""
-    counts["candidate_files"] += 1
-    counts["bloom_checks"] += int(probes)
-    counts["bloom_positives"] += int(positives)
-    counts["true_positives"] += int(true_pos)
-    counts["false_positives"] += int(positives) - int(true_pos)
-
-
-def count_file_read(counts: Counter, needed: bool, nbytes: float) -> None:
-    """A group's key column was read: needed (it held a probed key) or only because of
-    false positives."""
-    kind = "needed" if needed else "fp_only"
-    counts[f"files_read_{kind}"] += 1
-    counts[f"bytes_read_{kind}"] += nbytes
-
-
-def count_theory(counts: Counter, negatives: int, fpp: float, file_keys: int) -> None:
-    """The reference next to the measured false positives: negative probes times the
-    filter's theoretical fpp, and the keys each negative probe met."""
-    if negatives:
-        counts["fp_theory"] += negatives * fpp
-        counts["probed_file_keys"] += int(negatives) * int(file_keys)
-
-
-def check_group(bloom: HoodieBloomFilter, keys: pa.Array, counts: Counter,
-                file_keys: Callable[[], pa.Array | np.ndarray],
-                prehashed: np.ndarray | None = None) -> np.ndarray:
-    """Probe one file group's filter with ``keys``; if any probe is positive, read its
-    key column (``file_keys``, called at most once) and confirm. Returns which keys the
-    group holds; a positive the keys do not confirm is a false positive."""
-    maybe = bloom.might_contain_many(keys, prehashed)
-    positives = int(maybe.sum())
-    found = np.zeros(len(keys), dtype=bool)
-    if positives:
-        col = file_keys()
-        col = col if isinstance(col, pa.Array | pa.ChunkedArray) else pa.array(col, pa.string())
-        found[maybe] = pc.is_in(keys.filter(pa.array(maybe)), value_set=col).to_numpy(
-            zero_copy_only=False)
-    count_key_check(counts, len(keys), positives, int(found.sum()))
-    count_theory(counts, len(keys) - int(found.sum()), bloom.theoretical_fpp(),
-                 sum(bloom.row_counts))
-    return found
 
 
 def footer_filter(footer: Mapping[str, str]) -> HoodieBloomFilter | None:

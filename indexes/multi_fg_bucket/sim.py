@@ -12,7 +12,7 @@ the commit metadata does not say, the adapter keeps per partition, without per-k
   group is one search in its insert batch's runs;
 - in ``exact`` mode (tables up to ``exact_bloom_keys`` keys), each group's key ordinals:
   its filter is built from its keys in record-key order (the writer's) and probed by
-  :func:`~indexes.multi_fg_bucket.core.check_group`, the Spark tasks' function, so false
+  :func:`~indexes.bloom_filter.key_check.check_filter`, the Spark tasks' function, so false
   positives are the real run's bit for bit. In ``modelled`` mode they are drawn, seeded,
   at each filter's theoretical rate, as bloom's simulator draws them.
 """
@@ -24,15 +24,15 @@ from functools import lru_cache
 
 import numpy as np
 
-from indexes.bloom_filter.serialization import text_length
-from indexes.hashing import bucket_ids
-from indexes.multi_fg_bucket.core import (
-    check_group,
+from indexes.bloom_filter.key_check import (
+    check_filter,
     count_file_read,
     count_key_check,
     count_theory,
-    expand,
 )
+from indexes.bloom_filter.serialization import text_length
+from indexes.hashing import bucket_ids
+from indexes.multi_fg_bucket.core import expand
 from indexes.multi_fg_bucket.layout import PartitionGroups, partition_groups
 from indexes.multi_fg_bucket.plan import plan_counters, plan_inserts, records_per_group
 from indexes.simulation import GroupWrites, SimAdapter, SimBatch, SimChunk, SimOptions
@@ -264,7 +264,7 @@ class MultiFgBucketSim(SimAdapter):
                     read[i] = True
                     return self.batch.keys.record_keys(st.ordinals[g])
 
-                check_group(self._filter(p, st, g), self.batch.keys.record_keys(probe),
+                check_filter(self._filter(p, st, g), self.batch.keys.record_keys(probe),
                             self.counts, file_keys)
         else:
             fpp = np.array([self._fpp(int(n)) for n in nkeys])

@@ -5,8 +5,8 @@
    comes back); each row is paired with the groups of its bucket whose range holds its
    key (:func:`~indexes.multi_fg_bucket.core.candidate_pairs`), in tasks.
 3. One task per candidate group probes its bloom filter and reads its key column on a
-   positive (:func:`~indexes.multi_fg_bucket.core.check_group`); the confirmed (key,
-   group) pairs are joined back: an update's file group.
+   positive (:func:`~indexes.bloom_filter.key_check.check_filter`); the confirmed
+   (key, group) pairs are joined back: an update's file group.
 4. The insert count of each bucket comes to the driver (one row per bucket), which plans
    the bucket's newest group then new ones (:mod:`~indexes.multi_fg_bucket.plan`); one
    task per bucket ranks its inserts by key and cuts them at the plan.
@@ -26,14 +26,10 @@ from pyspark.sql import types as T
 from pyspark.sql.pandas.types import to_arrow_schema
 
 from indexes.base import BUCKET_COL, FILE_ID_COL, SparkAdapter, TagContext, batch_hash_fields
+from indexes.bloom_filter.key_check import check_filter, count_file_read
 from indexes.bucket.routing import route
 from indexes.bucket.spark_routing import tagged_schema
-from indexes.multi_fg_bucket.core import (
-    candidate_pairs,
-    check_group,
-    count_file_read,
-    footer_filter,
-)
+from indexes.multi_fg_bucket.core import candidate_pairs, footer_filter
 from indexes.multi_fg_bucket.layout import partition_groups
 from indexes.multi_fg_bucket.plan import plan_counters, plan_inserts, records_per_group
 from tableformat import sizing
@@ -207,7 +203,7 @@ class MultiFgBucketSpark(SparkAdapter):
             bloom = footer_filter(read_footer(table.fs, path, stats))
             bloom = new_filter() if bloom is None else bloom  # no filter: holds nothing
             before = stats.bytes_read
-            found = check_group(bloom, keys, counts,
+            found = check_filter(bloom, keys, counts,
                                 lambda: read_record_keys(table.fs, path, stats))
             if stats.files_read:
                 count_file_read(counts, bool(found.any()), stats.bytes_read - before)
