@@ -56,8 +56,6 @@ def test_the_initial_directory_routes_exactly_as_simple_bucket(keys, depth):
     router = Router.of({"p": Directory.initial("p", n)})
     got = router.route(cols, np.full(len(keys), "p", dtype=object))
     assert got.tolist() == bucket_ids(cols, n).tolist()
-    assert indexes.get(NAME, **{"hoodie.bucket.index.num.buckets": n}).hash_layout(
-        Snapshot({}, [], 0, None)) == {}  # no partition yet: nothing to lay out
 
 
 @settings(max_examples=60, deadline=None)
@@ -142,6 +140,19 @@ def test_plans_split_the_bucket_most_over_capacity_within_the_directory_cap():
         with pytest.raises(RescaleError, match=msg):
             plan_requested_split(snap, dirs, partitions, bucket, 2 if msg == "cannot split"
                                  else 8)
+
+
+def test_bucket_aware_scans_only_while_every_bucket_has_the_global_depth():
+    """``hash_layout``: ``h % 2^d`` places every record until a partition has buckets
+    of mixed local depths; splitting all of them makes the layout uniform again."""
+    index = indexes.get(NAME, **{"hoodie.bucket.index.num.buckets": 2})
+    d0 = Directory.initial("p", 2)
+    assert index.hash_layout(_snapshot([_slice("p", 0, 5)])) == {"p": 2}
+    d1 = d0.split(0, "20260101000000002")
+    d2 = d1.split(1, "20260101000000003")
+    for versions, want in (([d1], None), ([d1, d2], {"p": 4})):
+        extra = {d.instant: {DIRECTORY_KEY: d.stored.decode()} for d in versions}
+        assert index.hash_layout(_snapshot([_slice("p", 0, 5)], extra)) == want
 
 
 def test_the_committed_directory_and_its_history_come_from_the_timeline():

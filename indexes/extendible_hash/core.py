@@ -185,7 +185,7 @@ def initial_directory(partition: str, num_buckets: int) -> Directory:
     return Directory.initial(partition, num_buckets)
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=1024)
 def parse_directory(raw: str) -> Directory:
     """A directory from its extraMetadata value (cached: every snapshot re-reads them)."""
     return Directory.from_json(json.loads(raw))
