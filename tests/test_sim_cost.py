@@ -209,6 +209,13 @@ def test_calibration_keeps_base_for_collinear_work():
 def test_calibration_needs_timed_rows():
     with pytest.raises(ValueError, match="tag_s or write_s"):
         calibrate(pd.DataFrame({"records": [1, 2]}))
+    # a throughput run: its upserts untimed, only its table services (timed in any mode)
+    run = _real_run(n=6)
+    run["tag_s"] = run["write_s"] = float("nan")
+    run.loc[[2, 4], "operation"] = "rescale"
+    run.loc[[2, 4], "write_s"] = 0.5
+    with pytest.raises(ValueError, match="upsert rows with a measured tag_s or write_s"):
+        calibrate(run, cores=CORES)
 
 
 def test_calibration_reads_model_byte_columns_when_measured_are_absent():

@@ -551,6 +551,23 @@ def fit_kv(metrics: pd.DataFrame, base: CostProfile) -> tuple[dict[str, float],
     return fitted, why
 
 
+def _refuse_untimed_upserts(metrics: pd.DataFrame) -> None:
+    """The model is fitted to upserts: a run none of whose upsert rows timed a phase (a
+    throughput run) is refused, even when its table-service rows (rescales, splits,
+    compactions: the service runner times those in any mode) have a ``write_s``."""
+    op = metrics["operation"] if "operation" in metrics.columns else None
+    upserts = np.ones(len(metrics), bool) if op is None else (op == "upsert").to_numpy()
+    timed = np.zeros(len(metrics), bool)
+    for phase in ("tag", "write"):
+        y = _numeric(metrics, f"{phase}_s")
+        if y is not None:
+            timed |= np.isfinite(y.to_numpy(dtype=float))
+    if not (timed & upserts).any():
+        raise ValueError("calibration needs upsert rows with a measured tag_s or write_s; "
+                         "a run in throughput mode (--throughput) has none: calibrate from "
+                         "a run without it")
+
+
 def calibrate(metrics: pd.DataFrame, base: str = "local", *, cores: int | None = None,
               modelled_record_bytes: float | None = None,
               modelled_file_bytes: float = 0.0) -> tuple[CostProfile, dict[str, Any]]:
@@ -568,6 +585,7 @@ def calibrate(metrics: pd.DataFrame, base: str = "local", *, cores: int | None =
     """
     base_prof = profile(base)
     p = base_prof.cores(cores)
+    _refuse_untimed_upserts(metrics)
     w = _work(metrics, prefer_model=False)
     feats = _features(w, p, base_prof.commit_files)
     kv_fit, kv_why = fit_kv(metrics, base_prof)
