@@ -55,11 +55,17 @@ def _adapter(index: RecordIndex, service: TableService) -> Any:
 def run_inline(spark: SparkSession, table: Table, index: RecordIndex,
                batch_no: int | None) -> list[dict[str, Any]]:
     """After a commit: every inline service of the index and of the table type, in
-    order; one row per service instant that completed. The caller holds the lock."""
+    order; one row per service instant that completed. A service declared ``repeat``
+    runs again after each instant it completes until it plans nothing (each step is
+    planned on the snapshot the previous one left). The caller holds the lock."""
     rows: list[dict[str, Any]] = []
     for service in services_of(table, index):
         if service.inline:
-            rows += run_service(spark, table, index, service, {}, batch_no)
+            while True:
+                done = run_service(spark, table, index, service, {}, batch_no)
+                rows += done
+                if not (service.repeat and done):
+                    break
     return rows
 
 

@@ -16,6 +16,7 @@ _REGISTRY: dict[str, str] = {
     "dynamic-rli": "indexes.dynamic_rli:DynamicRliIndex",
     "external-kv": "indexes.external_kv:ExternalKvIndex",
     "multi-fg-bucket": "indexes.multi_fg_bucket:MultiFgBucketIndex",
+    "extendible-hash": "indexes.extendible_hash:ExtendibleHashIndex",
 }
 
 # the index ``run`` and ``simulate`` use when none is named

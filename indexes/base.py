@@ -152,8 +152,9 @@ class TableService:
     completes its instant (``action``), assembles its commit, owns its crash points
     (``<name>_after_write``, ``<name>_before_commit``) and undoes it on failure; the
     index's Spark adapter only plans and executes it (``plan_service`` /
-    ``execute_service``). ``inline``: planned after every commit of a run;
-    ``command``: the CLI command that runs it on demand, with its ``options``."""
+    ``execute_service``). ``inline``: planned after every commit of a run (``repeat``:
+    again after each instant it completes, until it plans nothing); ``command``: the
+    CLI command that runs it on demand, with its ``options``."""
 
     name: str
     help: str
@@ -161,6 +162,9 @@ class TableService:
     action: str = "replacecommit"
     inline: bool = False
     may_stay_pending: bool = False  # its inflight file keeps its execution until done
+    # inline: run again after each instant it completes, while it plans something (one
+    # instant per step: extendible-hash splits one bucket per replacecommit)
+    repeat: bool = False
     command: str | None = None
     options: tuple[ServiceOption, ...] = ()
     usage: str = ""  # how its command is called, quoted when an option is refused

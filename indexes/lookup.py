@@ -34,6 +34,8 @@ class ReadView:
     index_files: dict[str, tuple[str, ...]] = field(default_factory=dict)
     # partition -> (node values, node file ids) of its ring (consistent-hashing)
     rings: dict[str, tuple[tuple[int, ...], tuple[str, ...]]] = field(default_factory=dict)
+    # partition -> the bucket id of each entry of its directory (extendible-hash)
+    directories: dict[str, tuple[int, ...]] = field(default_factory=dict)
     # merge-on-read: the slices with log files, read merged (tableformat.slice_reader);
     # a log-only slice has no base path in ``files`` (None)
     merged: dict[tuple[str, str], Any] = field(default_factory=dict)

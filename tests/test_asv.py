@@ -25,7 +25,8 @@ def test_config_spawn_and_virtualenv():
 
 def test_importing_the_suite_starts_no_spark():
     code = ("import benchmarks.bench_spark_run, benchmarks.bench_bloom, "
-            "benchmarks.bench_hashing, benchmarks.bench_dynamic_rli\n"
+            "benchmarks.bench_hashing, benchmarks.bench_dynamic_rli, "
+            "benchmarks.bench_extendible_hash\n"
             "from pyspark import SparkContext\n"
             "assert SparkContext._active_spark_context is None\n"
             "assert SparkContext._gateway is None\n")

@@ -35,6 +35,8 @@ PARAMS = {
     "multi-fg-bucket": {"num_buckets": 2, "scale": 1, "max_file_size": 1600,
                         "record_size_estimate": 100, "estimation_threshold": 10**6,
                         "num_entries": 100, "fpp": 0.01, "max_entries": 200},
+    # buckets over 30 records split: the latest instants are split replacecommits
+    "extendible-hash": {"num_buckets": 2, "max_records": 30},
 }
 
 

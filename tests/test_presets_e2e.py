@@ -47,6 +47,9 @@ PARAMS = {
                         "hoodie.parquet.max.file.size": "6000",
                         "hoodie.copyonwrite.record.size.estimate": "100",
                         "hoodie.record.size.estimation.threshold": str(10**6)},
+    # a few buckets over capacity in most presets: splits, some doubling a directory
+    "extendible-hash": {"hoodie.bucket.index.num.buckets": "2",
+                        "hoodie.bucket.index.extendible.max.records": "200"},
 }
 # Counters the simulator must reproduce exactly (docs/simulator.md: same code, same batches).
 EXACT = ["records", "inserts", "updates", "file_groups", "files_in_table", "candidate_files",
@@ -56,7 +59,8 @@ EXACT = ["records", "inserts", "updates", "file_groups", "files_in_table", "cand
          "index_mem_bytes", "resident_keys", "keys_bootstrapped", "rli_entries_written",
          "hash_collisions", "keys_hashed", "from_buckets", "to_buckets", "kv_gets",
          "kv_get_round_trips", "kv_puts", "kv_put_round_trips", "kv_round_trips",
-         "kv_stale_entries", "kv_entries"]
+         "kv_stale_entries", "kv_entries", "records_moved", "directory_doublings",
+         "directory_entries", "directory_bytes"]
 
 
 # One preset keeps a timer per phase (what calibrate fits); the others run in throughput
@@ -209,6 +213,7 @@ MOR_PARAMS = {
     "dynamic-rli": PARAMS["dynamic-rli"],
     "external-kv": PARAMS["external-kv"],
     "multi-fg-bucket": PARAMS["multi-fg-bucket"],
+    "extendible-hash": PARAMS["extendible-hash"],
 }
 
 
