@@ -46,8 +46,10 @@ def test_compare_and_verify_on_a_standalone_cluster(tmp_path):
         assert (lookups["keys_found"] == 50).all()
         aware = metrics[metrics["plan"] == "bucket-aware"]
         # a group-by and a self-join per index whose records sit in hash % N (RFC-29;
-        # multi-fg-bucket: several file groups per bucket, all of a key's in one)
-        hashed = {"simple-bucket", "multiple-rehash", "partition-bucket", "multi-fg-bucket"}
+        # multi-fg-bucket: several file groups per bucket, all of a key's in one;
+        # extendible-hash: no split at these sizes, so every local depth is d: h % 2^d)
+        hashed = {"simple-bucket", "multiple-rehash", "partition-bucket", "multi-fg-bucket",
+                  "extendible-hash"}
         assert sorted(aware["index"]) == sorted([*hashed, *hashed])
         assert (aware["shuffle_bytes"] == 0).all()
         metrics = metrics[metrics["operation"] == "upsert"]
