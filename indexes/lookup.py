@@ -32,10 +32,9 @@ class ReadView:
     completed: tuple[str, ...] = ()
     # partition -> visible files of the index's own (dynamic-rli: the RLI), relative paths
     index_files: dict[str, tuple[str, ...]] = field(default_factory=dict)
-    # partition -> (node values, node file ids) of its ring (consistent-hashing)
-    rings: dict[str, tuple[tuple[int, ...], tuple[str, ...]]] = field(default_factory=dict)
-    # partition -> the bucket id of each entry of its directory (extendible-hash)
-    directories: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    # partition -> the index's own routing state as of the snapshot, in plain tuples
+    # (a ring's nodes, a directory's pointers): what its lookups hash keys through
+    routing: dict[str, Any] = field(default_factory=dict)
     # merge-on-read: the slices with log files, read merged (tableformat.slice_reader);
     # a log-only slice has no base path in ``files`` (None)
     merged: dict[tuple[str, str], Any] = field(default_factory=dict)

@@ -172,15 +172,15 @@ class ConsistentHashingIndex(RecordIndex):
 
     def read_view_extra(self, snapshot) -> dict:
         rings = self.rings(snapshot, snapshot.partitions())
-        return {"rings": {p: (tuple(r.values.tolist()), tuple(r.file_ids))
-                          for p, r in rings.items()}}
+        return {"routing": {p: (tuple(r.values.tolist()), tuple(r.file_ids))
+                            for p, r in rings.items()}}
 
     def lookup_candidates(self, table, view, partition, keys, stats, counts):
         """Hash → ring node → its file group (if it has one): no file is read to locate."""
         files = dict(view.files.get(partition, ()))
         if not files:
             return Candidates.none()
-        values, fids = view.rings[partition]
+        values, fids = view.routing[partition]  # the ring's nodes
         h = consistent_hash([keys.column(f) for f in self.hash_fields(view.record_key_field)])
         node_fids = np.asarray(fids, dtype=object)
         has_file = np.isin(node_fids, np.asarray(list(files), dtype=object))

@@ -202,14 +202,14 @@ class ExtendibleHashIndex(BucketIndex):
     # ---- read side -----------------------------------------------------------------
     def read_view_extra(self, snapshot) -> dict[str, Any]:
         dirs = self.directories(snapshot, snapshot.partitions())
-        return {"directories": {p: tuple(d.pointers.tolist()) for p, d in dirs.items()}}
+        return {"routing": {p: tuple(d.pointers.tolist()) for p, d in dirs.items()}}
 
     def lookup_candidates(self, table, view, partition, keys, stats, counts):
         """Hash → directory entry → bucket → its file group: no file is read to locate."""
         files = view.files.get(partition, ())
         if not files:
             return Candidates.none()
-        pointers = np.asarray(view.directories[partition], dtype=np.int32)
+        pointers = np.asarray(view.routing[partition], dtype=np.int32)  # the directory
         h = masked_hash([keys.column(f) for f in self.hash_fields(view.record_key_field)])
         buckets = pointers[h & (len(pointers) - 1)]
         of_bucket = np.full(len(pointers), None, dtype=object)  # bucket id -> file id
