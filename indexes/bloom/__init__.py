@@ -17,6 +17,7 @@ import pyarrow as pa
 
 from indexes.base import Metric, Param, RecordIndex, fraction
 from indexes.bloom_filter import FOOTER_KEY, HASHINGS, PYBLOOM, TYPE_CODE_KEY, HoodieBloomFilter
+from indexes.hudi_params import ESTIMATION_THRESHOLD, FILTER_TYPE, FPP, RECORD_SIZE_ESTIMATE
 from tableformat import sizing
 from tableformat.errors import IndexBenchError
 from tableformat.rows import measured_fp_rate
@@ -45,9 +46,8 @@ class BloomIndex(RecordIndex):
     PARAMS = (
         Param("num_entries", "hoodie.index.bloom.num_entries", int, 60000,
               "entries each filter (row) is sized for"),
-        Param("fpp", "hoodie.index.bloom.fpp", float, 1e-9, "target false-positive probability"),
-        Param("filter_type", "hoodie.bloom.index.filter.type", str, "DYNAMIC_V0",
-              "SIMPLE or DYNAMIC_V0", choices=("SIMPLE", "DYNAMIC_V0")),
+        FPP,
+        FILTER_TYPE,
         Param("max_entries", "hoodie.bloom.index.filter.dynamic.max.entries", int, 100000,
               "bound of a DYNAMIC_V0 filter before adds go round-robin"),
         Param("max_file_size", "hoodie.parquet.max.file.size", int, sizing.MAX_FILE_SIZE,
@@ -55,11 +55,8 @@ class BloomIndex(RecordIndex):
         Param("small_file_limit", "hoodie.parquet.small.file.limit", int,
               sizing.SMALL_FILE_LIMIT, "files under this many bytes are topped up with "
               "inserts first (times indexbench.scale; 0 turns top-up off)"),
-        Param("record_size_estimate", "hoodie.copyonwrite.record.size.estimate", int,
-              sizing.RECORD_SIZE_ESTIMATE, "bytes per record before a commit gives an average"),
-        Param("estimation_threshold", "hoodie.record.size.estimation.threshold", float,
-              sizing.ESTIMATION_THRESHOLD, "a commit gives the average record size if it wrote "
-              "more than this times the small-file limit"),
+        RECORD_SIZE_ESTIMATE,
+        ESTIMATION_THRESHOLD,
         Param("insert_split_size", "hoodie.copyonwrite.insert.split.size", int,
               sizing.INSERT_SPLIT_SIZE, "inserts per new file group when auto split is off "
               "(times indexbench.scale)"),

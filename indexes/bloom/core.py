@@ -93,13 +93,6 @@ def candidate_pairs(keys: np.ndarray, ranges: FileRanges, prune_by_ranges: bool 
     return key_idx, file_idx
 
 
-def read_key_range(fs: pafs.FileSystem, path: str, stats: IOStats
-                   ) -> tuple[str | None, str | None, int]:
-    """Min key, max key (``None`` if the footer has none) and row count of a base file."""
-    footer = read_footer(fs, path, stats)
-    return footer.get(MIN_KEY_FOOTER), footer.get(MAX_KEY_FOOTER), int(footer["_num_rows"])
-
-
 def check_keys(footer: Mapping[str, str] | HoodieBloomFilter, keys: np.ndarray | pa.Array,
                counts: Counter, file_keys: Callable[[], pa.Array | np.ndarray],
                prehashed: np.ndarray | None = None) -> np.ndarray:

@@ -15,10 +15,10 @@ from indexes.bloom.core import (
     FileRanges,
     candidate_pairs,
     check_keys,
-    read_key_range,
 )
 from indexes.bloom_filter import FOOTER_KEY, TYPE_CODE_KEY, HoodieBloomFilter
 from indexes.bloom_filter.key_check import count_file_read
+from indexes.bloom_filter.spark_ranges import read_key_ranges
 from tableformat.basefile import read_footer, read_record_keys
 from tableformat.fs import IOStats
 
@@ -33,27 +33,7 @@ class BloomSpark(SparkAdapter):
         slices = ctx.snapshot.in_partitions(ctx.partitions)
         if not slices:
             return {}
-        table_uri, acc = ctx.table.uri, ctx.counters
-        files = ctx.spark.createDataFrame(
-            [(s.partition, s.file_id, s.path) for s in slices],
-            "partition string, file_id string, path string",
-        )
-        n = max(1, min(len(slices), ctx.spark.sparkContext.defaultParallelism * 2))
-
-        def read_ranges(frames):
-            from tableformat.table import Table
-
-            table = Table(table_uri)
-            for pdf in frames:
-                stats = IOStats()
-                rows = [read_key_range(table.fs, table.abs_path(p), stats) for p in pdf["path"]]
-                acc.add({"range_footers_read": stats.footers_read,
-                         "bytes_read": stats.bytes_read})
-                yield pdf.assign(min_key=[r[0] for r in rows], max_key=[r[1] for r in rows])
-
-        out = files.repartition(n).mapInPandas(
-            read_ranges, "partition string, file_id string, path string, min_key string, "
-                         "max_key string").toPandas()  # one row per base file: bounded
+        out = read_key_ranges(ctx, [(s.partition, s.file_id, s.path) for s in slices])
         return {p: FileRanges.build(g["file_id"], g["min_key"], g["max_key"])
                 for p, g in out.groupby("partition")}
 

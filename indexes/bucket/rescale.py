@@ -48,6 +48,21 @@ class RescalePlan:
         return sum(t for _, t in self.counts.values())
 
 
+def wanted_partitions(snapshot, partitions: list[str] | None, what: str) -> list[str]:
+    """The partitions a rescale command names (default: every committed one), sorted;
+    one :class:`RescaleError` if the table or a named partition has no file groups
+    (``what``: the service, for the message: "rescale", "split")."""
+    present = snapshot.partitions()
+    if not present:
+        raise RescaleError(f"the table has no committed file groups: nothing to {what}")
+    wanted = sorted(set(partitions)) if partitions else present
+    unknown = [p for p in wanted if p not in present]
+    if unknown:
+        raise RescaleError(f"partition(s) {unknown} have no file groups in the table; "
+                           f"known: {', '.join(present[:10])}{' …' if len(present) > 10 else ''}")
+    return wanted
+
+
 def rescale_metadata(plan: RescalePlan, schema: str | None) -> dict[str, str]:
     """extraMetadata of the rescale replacecommit: the partitions' new counts and why."""
     counts = sorted(plan.counts.items())

@@ -2,13 +2,18 @@
 
 :class:`BucketRoutingSpark` tags a batch in ``mapInArrow``: every task hashes its rows
 with the routing core (:mod:`indexes.bucket.routing`) under the partitions' current
-counts; only the snapshot's file names are broadcast, no data file is read.
+counts (or an index's own router, :meth:`BucketRoutingSpark.bucket_router`); only the
+snapshot's file names are broadcast, no data file is read.
 :func:`tagged_schema` is the schema every Spark adapter's tagging returns.
 """
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
+
 import numpy as np
+import pyarrow as pa
 from pyspark.sql import types as T
 
 from indexes.base import BUCKET_COL, FILE_ID_COL, SparkAdapter, TagContext, batch_hash_fields
@@ -28,20 +33,25 @@ def tagged_schema(schema: T.StructType, nullable: bool = False) -> T.StructType:
 class BucketRoutingSpark(SparkAdapter):
     """Tag by hash in the tasks; only the snapshot's file names are broadcast."""
 
+    def bucket_router(self, ctx: TagContext) -> Callable[[list, pa.Array], np.ndarray]:
+        """``(index-key columns, partition values) -> bucket of every row`` under the
+        snapshot's routing state, shipped to the tasks (default: ``hash % N`` under the
+        partitions' current counts)."""
+        counts = self.index.bucket_counts(ctx.snapshot, ctx.partitions)
+        return functools.partial(route, counts=counts)
+
     def tag_location(self, batch, ctx: TagContext):
         cfg = ctx.table.config
         fields = batch_hash_fields(self.index, batch.columns, cfg.record_key_field)
         existing = existing_bucket_files(ctx.snapshot.in_partitions(ctx.partitions))
-        counts = self.index.bucket_counts(ctx.snapshot, ctx.partitions)
+        router = self.bucket_router(ctx)
         part_field, instant, acc = cfg.partition_field, ctx.instant, ctx.counters
         schema = tagged_schema(batch.schema)
 
         def tag(batches):
-            import pyarrow as pa
-
             for rb in batches:
                 parts = rb.column(part_field)
-                buckets = route([rb.column(f) for f in fields], parts, counts)
+                buckets = router([rb.column(f) for f in fields], parts)
                 acc.add({"keys_hashed": rb.num_rows})
                 names, inverse = file_id_table(parts, buckets, existing, instant)
                 fids = pa.array(names, pa.string()).take(pa.array(inverse))

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from indexes.bucket.rescale import RescaleError, RescalePlan
+from indexes.bucket.rescale import RescaleError, RescalePlan, wanted_partitions
 from indexes.bucket.routing import partition_codes
 from indexes.hashing import INT32_MAX, java_list_hash
 from tableformat.basefile import bucket_of_file_id
@@ -353,14 +353,7 @@ def plan_requested_split(snapshot, directories: dict[str, Directory],
     """``indexbench rescale``: split ``bucket`` of the one partition given, or the
     largest file group (by records) of the partitions given (default: all) that may
     split; every refusal before anything is written."""
-    present = snapshot.partitions()
-    if not present:
-        raise RescaleError("the table has no committed file groups: nothing to split")
-    wanted = sorted(set(partitions)) if partitions else present
-    unknown = [p for p in wanted if p not in present]
-    if unknown:
-        raise RescaleError(f"partition(s) {unknown} have no file groups in the table; "
-                           f"known: {', '.join(present[:10])}{' …' if len(present) > 10 else ''}")
+    wanted = wanted_partitions(snapshot, partitions, "split")
     slices = snapshot.in_partitions(wanted)
     if bucket is not None:
         if len(wanted) != 1:

@@ -17,24 +17,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql import types as T
 from pyspark.sql.pandas.types import to_arrow_schema
 
-from indexes.base import (
-    BUCKET_COL,
-    FILE_ID_COL,
-    ServiceWork,
-    SparkAdapter,
-    TagContext,
-    batch_hash_fields,
-)
-from indexes.bucket.files import existing_bucket_files, file_id_table, partition_bucket_fill
+from indexes.base import ServiceWork, TagContext
+from indexes.bucket.files import partition_bucket_fill
 from indexes.bucket.rescale import split_rows
 from indexes.bucket.slices import RESCALE_STATS_SCHEMA, task_write_token, write_bucket_slice
-from indexes.bucket.spark_routing import tagged_schema
+from indexes.bucket.spark_routing import BucketRoutingSpark
 from indexes.extendible_hash import ExtendibleHashIndex
 from indexes.extendible_hash.core import SplitPlan, split_figures, split_metadata
 from indexes.extendible_hash.storage import stored_directory, write_directory
@@ -96,32 +88,14 @@ def run_split(spark, table: Table, index: ExtendibleHashIndex, plan: SplitPlan,
             .collect()]  # ok: one write stat per child file (two at most)
 
 
-class ExtendibleHashSpark(SparkAdapter):
-    """Tag through the directories in the tasks; split buckets after commits."""
+class ExtendibleHashSpark(BucketRoutingSpark):
+    """Tag through the directories in the tasks (simple-bucket's tagging with the
+    directory as router); split buckets after commits."""
 
     index: ExtendibleHashIndex
 
-    def tag_location(self, batch, ctx: TagContext):
-        cfg = ctx.table.config
-        fields = batch_hash_fields(self.index, batch.columns, cfg.record_key_field)
-        existing = existing_bucket_files(ctx.snapshot.in_partitions(ctx.partitions))
-        router = self.index.router(ctx.snapshot, ctx.partitions)
-        part_field, instant, acc = cfg.partition_field, ctx.instant, ctx.counters
-        schema = tagged_schema(batch.schema)
-
-        def tag(batches):
-            for rb in batches:
-                parts = rb.column(part_field)
-                buckets = router.route([rb.column(f) for f in fields], parts)
-                acc.add({"keys_hashed": rb.num_rows})
-                names, inverse = file_id_table(parts, buckets, existing, instant)
-                fids = pa.array(names, pa.string()).take(pa.array(inverse))
-                yield pa.RecordBatch.from_arrays(
-                    [*rb.columns, fids, pa.array(buckets.astype(np.int32))],
-                    schema=rb.schema.append(pa.field(FILE_ID_COL, pa.string(), False))
-                    .append(pa.field(BUCKET_COL, pa.int32(), False)))
-
-        return batch.mapInArrow(tag, schema)
+    def bucket_router(self, ctx: TagContext):
+        return self.index.router(ctx.snapshot, ctx.partitions).route
 
     # ---- table service: split (run by indexbench.services) -----------------------
     def service_request(self, service, plan: SplitPlan) -> dict:

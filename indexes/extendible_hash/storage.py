@@ -13,37 +13,22 @@ extraMetadata also holds, so ``verify`` compares the two.
 
 from __future__ import annotations
 
+from indexes.bucket.hashing_meta import SUFFIX, latest_meta, write_meta
 from indexes.extendible_hash.core import Directory, parse_directory
-from tableformat import fs as tfs
 
 METADATA_DIR = ".hoodie/.bucket_index/extendible_hashing_metadata"
-SUFFIX = ".hashing_meta"
-
-
-def directory_path(table, partition: str, instant: str) -> str:
-    folder = f"{METADATA_DIR}/{partition}" if partition else METADATA_DIR
-    return table.abs_path(f"{folder}/{instant}{SUFFIX}")
 
 
 def write_directory(table, directory: Directory) -> int:
     """Write one partition's directory version; returns the bytes written."""
-    path = directory_path(table, directory.partition, directory.instant)
-    table.fs.create_dir(path.rsplit("/", 1)[0], recursive=True)
-    tfs.write_bytes_atomic(table.fs, path, directory.stored)
-    return len(directory.stored)
+    return write_meta(table, METADATA_DIR, directory.partition, directory.instant,
+                      directory.stored)
 
 
 def stored_directory(table, partition: str, completed: set[str]) -> Directory | None:
     """The latest ``.hashing_meta`` of ``partition`` whose instant completed (None: none)."""
-    folder = table.abs_path(f"{METADATA_DIR}/{partition}" if partition else METADATA_DIR)
-    if not tfs.exists(table.fs, folder):
-        return None
-    names = sorted((i.base_name for i in tfs.list_files(table.fs, folder)
-                    if i.base_name.endswith(SUFFIX)), reverse=True)
-    for name in names:
-        if name[:-len(SUFFIX)] in completed:
-            return parse_directory(tfs.read_bytes(table.fs, f"{folder}/{name}").decode())
-    return None
+    data = latest_meta(table, METADATA_DIR, partition, completed)
+    return None if data is None else parse_directory(data.decode())
 
 
-__all__ = ["METADATA_DIR", "SUFFIX", "directory_path", "stored_directory", "write_directory"]
+__all__ = ["METADATA_DIR", "SUFFIX", "stored_directory", "write_directory"]

@@ -20,7 +20,6 @@ import pyarrow as pa
 
 from indexes.base import Metric, Param, fraction
 from indexes.bloom_filter import (
-    DEFAULT_FPP,
     DEFAULT_MAX_ENTRIES,
     DEFAULT_NUM_ENTRIES,
     FOOTER_KEY,
@@ -29,6 +28,7 @@ from indexes.bloom_filter import (
     HoodieBloomFilter,
 )
 from indexes.bucket.index import BucketIndex
+from indexes.hudi_params import ESTIMATION_THRESHOLD, FILTER_TYPE, FPP, RECORD_SIZE_ESTIMATE
 from indexes.lookup import Candidates
 from indexes.multi_fg_bucket.core import footer_filter
 from indexes.multi_fg_bucket.layout import fill, groups_of_files, layout_problems
@@ -71,17 +71,12 @@ class MultiFgBucketIndex(BucketIndex):
         Param("small_file_limit", "hoodie.parquet.small.file.limit", int,
               sizing.SMALL_FILE_LIMIT, "with the estimation threshold: which commit gives "
               "the average record size (times indexbench.scale)"),
-        Param("record_size_estimate", "hoodie.copyonwrite.record.size.estimate", int,
-              sizing.RECORD_SIZE_ESTIMATE, "bytes per record before a commit gives an average"),
-        Param("estimation_threshold", "hoodie.record.size.estimation.threshold", float,
-              sizing.ESTIMATION_THRESHOLD, "a commit gives the average record size if it "
-              "wrote more than this times the small-file limit"),
+        RECORD_SIZE_ESTIMATE,
+        ESTIMATION_THRESHOLD,
         Param("num_entries", "hoodie.index.bloom.num_entries", int, DEFAULT_NUM_ENTRIES,
               "entries each file group's filter (row) is sized for (times indexbench.scale)"),
-        Param("fpp", "hoodie.index.bloom.fpp", float, DEFAULT_FPP,
-              "target false-positive probability"),
-        Param("filter_type", "hoodie.bloom.index.filter.type", str, "DYNAMIC_V0",
-              "SIMPLE or DYNAMIC_V0", choices=("SIMPLE", "DYNAMIC_V0")),
+        FPP,
+        FILTER_TYPE,
         Param("max_entries", "hoodie.bloom.index.filter.dynamic.max.entries", int,
               DEFAULT_MAX_ENTRIES, "bound of a DYNAMIC_V0 filter (times indexbench.scale)"),
         Param("hashing", "indexbench.bloom.hash", str, PYBLOOM,

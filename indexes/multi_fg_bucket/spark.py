@@ -27,6 +27,7 @@ from pyspark.sql.pandas.types import to_arrow_schema
 
 from indexes.base import BUCKET_COL, FILE_ID_COL, SparkAdapter, TagContext, batch_hash_fields
 from indexes.bloom_filter.key_check import check_filter, count_file_read
+from indexes.bloom_filter.spark_ranges import read_key_ranges
 from indexes.bucket.routing import route
 from indexes.bucket.spark_routing import tagged_schema
 from indexes.multi_fg_bucket.core import candidate_pairs, footer_filter
@@ -35,8 +36,6 @@ from indexes.multi_fg_bucket.plan import plan_counters, plan_inserts, records_pe
 from tableformat import sizing
 from tableformat.basefile import (
     IS_DELETED,
-    MAX_KEY_FOOTER,
-    MIN_KEY_FOOTER,
     read_footer,
     read_record_keys,
 )
@@ -66,26 +65,7 @@ class MultiFgBucketSpark(SparkAdapter):
         """Footer min/max key of every file group, read in tasks; one row per group back."""
         rows = [(p, str(fid), str(path)) for p, g in groups.items()
                 for fid, path in zip(g.file_ids, g.paths, strict=True)]
-        uri, acc = ctx.table.uri, ctx.counters
-        n = max(1, min(len(rows), ctx.spark.sparkContext.defaultParallelism * 2))
-
-        def read(frames):
-            from tableformat.table import Table
-
-            table = Table(uri)
-            for pdf in frames:
-                stats = IOStats()
-                footers = [read_footer(table.fs, table.abs_path(p), stats) for p in pdf["path"]]
-                acc.add({"range_footers_read": stats.footers_read,
-                         "bytes_read": stats.bytes_read})
-                yield pdf.assign(min_key=[f.get(MIN_KEY_FOOTER) for f in footers],
-                                 max_key=[f.get(MAX_KEY_FOOTER) for f in footers])
-
-        out = (ctx.spark.createDataFrame(rows, "partition string, file_id string, path string")
-               .repartition(n)
-               .mapInPandas(read, "partition string, file_id string, path string, "
-                                  "min_key string, max_key string")
-               .toPandas())  # ok: one row per file group
+        out = read_key_ranges(ctx, rows)
         got = {(r.partition, r.file_id): (r.min_key, r.max_key) for r in out.itertuples()}
         return {p: (pa.array([got[(p, f)][0] for f in g.file_ids], pa.string()),
                     pa.array([got[(p, f)][1] for f in g.file_ids], pa.string()))

@@ -25,6 +25,7 @@ from indexes.bucket.rescale import (
     RESCALE_KEY,
     RescaleError,
     RescalePlan,
+    wanted_partitions,
 )
 
 if TYPE_CHECKING:
@@ -93,14 +94,7 @@ def plan_rescale(snapshot: Snapshot, index: MultipleRehashIndex, mode: str,
     """Check every argument against the committed snapshot; nothing is written here."""
     if mode not in MODES:
         raise RescaleError(f"rescale mode must be one of {', '.join(MODES)}, not {mode!r}")
-    present = snapshot.partitions()
-    if not present:
-        raise RescaleError("the table has no committed file groups: nothing to rescale")
-    wanted = sorted(set(partitions)) if partitions else present
-    unknown = [p for p in wanted if p not in present]
-    if unknown:
-        raise RescaleError(f"partition(s) {unknown} have no file groups in the table; "
-                           f"known: {', '.join(present[:10])}{' …' if len(present) > 10 else ''}")
+    wanted = wanted_partitions(snapshot, partitions, "rescale")
     current = index.bucket_counts(snapshot, wanted)
     counts: dict[str, tuple[int, int]] = {}
     if mode == "rehash":
