@@ -112,3 +112,79 @@ class SimpleBucketOverDeltaMerge:
         return self._of(cache, "paimon-fixed", "peer_total_s")
 
     track_paimon_fixed_total_s.unit = "seconds"
+
+
+def table_type_ratios(df, series: str) -> dict[str, float]:
+    """Median per-batch ``total_s`` of simple-bucket on each table type over a peer's
+    (upsert batches >= 1), and the seconds themselves."""
+    up = df[(df["batch"] >= 1) & (df["operation"] == "upsert")]
+    peer = float(up[up["index"] == series]["total_s"].median())
+    out = {"peer_total_s": peer}
+    for table_type in ("cow", "mor"):
+        mine = up[(up["index"] == INDEX) & (up["table_type"] == table_type)]
+        out[f"{table_type}_total_s"] = float(mine["total_s"].median())
+        out[table_type] = out[f"{table_type}_total_s"] / peer
+    return out
+
+
+class ThroughputModeOverPeers:
+    """Issue #27's and #31's comparison as the docs measure it: simple-bucket on
+    copy-on-write and merge-on-read in throughput mode (``timing="total"``: the phases
+    fused, the pre-combine in each file group's write), against delta-merge and
+    paimon-fixed on the same batches, in one run. Targets: MOR <= 1x delta-merge (#27);
+    COW <= 2x delta-merge at 1M + 3 x 100k, the faster of the two <= 3x paimon-fixed at
+    10M + 3 x 1M (#31)."""
+
+    rounds = 1
+    repeat = 1
+    number = 1
+    timeout = 120
+
+    def setup_cache(self) -> dict[str, Any]:
+        import peers
+
+        run = [p for p, (_s, package) in PEERS.items() if peers.installed(package)]
+        if not run:
+            return {"skip": "no peer package is installed (pip install -e '.[peers]')"}
+        from indexbench import api
+        from indexbench.spark import get_session
+
+        spark = get_session("local[2]", app_name="indexbench-asv-peer-total",
+                            shuffle_partitions=4, conf={"spark.default.parallelism": "2"})
+        root = tempfile.mkdtemp(prefix="indexbench-asv-peer-total-")
+        try:
+            df = api.compare([INDEX], "uniform", peers=tuple(run), out=root, spark=spark,
+                             query_phase=False, table_types=("cow", "mor"), timing="total",
+                             **SIZES)
+            out = {PEERS[p][0]: table_type_ratios(df, PEERS[p][0]) for p in run
+                   if df["index"].eq(PEERS[p][0]).any()}  # a failed peer has no rows
+            return out or {"skip": "every peer failed"}
+        finally:
+            spark.stop()
+            shutil.rmtree(root, ignore_errors=True)
+
+    setup_cache.timeout = 1800
+
+    def setup(self, cache) -> None:
+        if "skip" in cache:
+            raise NotImplementedError(cache["skip"])
+
+    def track_mor_over_delta_merge(self, cache) -> float:
+        return SimpleBucketOverDeltaMerge._of(cache, SERIES, "mor")
+
+    track_mor_over_delta_merge.unit = "simple-bucket (mor)/delta-merge"
+
+    def track_cow_over_delta_merge(self, cache) -> float:
+        return SimpleBucketOverDeltaMerge._of(cache, SERIES, "cow")
+
+    track_cow_over_delta_merge.unit = "simple-bucket (cow)/delta-merge"
+
+    def track_mor_over_paimon_fixed(self, cache) -> float:
+        return SimpleBucketOverDeltaMerge._of(cache, "paimon-fixed", "mor")
+
+    track_mor_over_paimon_fixed.unit = "simple-bucket (mor)/paimon-fixed"
+
+    def track_mor_total_s(self, cache) -> float:
+        return next(v["mor_total_s"] for v in cache.values())
+
+    track_mor_total_s.unit = "seconds"

@@ -28,6 +28,7 @@ from indexbench.spark import shuffle_partitions_for
 from indexbench.writer import WRITE_STATS_ARROW, MergeSpec, merge_file_group
 from indexes import get as get_index
 from indexes.base import (
+    ARRIVAL_COL,
     BUCKET_COL,
     FILE_ID_COL,
     CommitContext,
@@ -267,6 +268,22 @@ def plan_inserts(tagged: DataFrame, table: Table, snapshot: Snapshot, index: Rec
     return updates.unionByName(planned), stats, groups, planned
 
 
+@dataclass(frozen=True)
+class WriterCombine:
+    """Throughput mode's pre-combine in each file group's write: the counters tagging
+    left to the writes (``names``, one per combined record) and the records' own count."""
+
+    counters: Any  # the batch's counters accumulator ({name: number})
+    names: tuple[str, ...]
+    records: Any  # an int accumulator: records after combining
+
+    def count(self, n: int) -> None:
+        """In a write task: its file group has ``n`` records after combining."""
+        if self.names:
+            self.counters.add(dict.fromkeys(self.names, n))
+        self.records.add(n)
+
+
 def log_targets(snapshot: Snapshot, partitions: list[str]) -> dict[tuple[str, str], LogTarget]:
     """Where each existing file group of ``partitions`` appends its next log file."""
     out = {}
@@ -297,7 +314,8 @@ def pending_log_target(group: PendingGroup) -> LogTarget:
 def write_file_groups(planned: DataFrame, table: Table, index: RecordIndex, instant: str,
                       spark: SparkSession, snapshot: Snapshot, partitions: list[str],
                       pending: dict[tuple[str, str], PendingGroup] | None = None,
-                      base_writes: set[tuple[str, str]] | None = None) -> list[dict]:
+                      base_writes: set[tuple[str, str]] | None = None,
+                      combined: WriterCombine | None = None) -> list[dict]:
     """One task per target file group writes it; one stat row comes back each.
 
     Copy-on-write: the group's base file is merged with its records into a new base
@@ -316,11 +334,17 @@ def write_file_groups(planned: DataFrame, table: Table, index: RecordIndex, inst
     token led by this one (so this instant's undo finds it, and the resize's completion
     or rollback too); on merge-on-read their records go to a new log file of the
     pending slice (:func:`pending_log_target`).
+
+    ``combined``: the batch was not pre-combined (:meth:`SparkAdapter.writer_combine`):
+    each group's records are put back in arrival order (:data:`ARRIVAL_COL`), which the
+    merge's and the append's own pre-combine keep for ties, and each group counts the
+    records left after combining.
     """
     cfg = table.config
     table_type = cfg.table_type
     mor = table_type == MERGE_ON_READ
-    data_cols = [c for c in planned.columns if c not in (FILE_ID_COL, BUCKET_COL, IS_DELETED)]
+    data_cols = [c for c in planned.columns
+                 if c not in (FILE_ID_COL, BUCKET_COL, IS_DELETED, ARRIVAL_COL)]
     data_schema = to_arrow_schema(planned.select(data_cols).schema)
     spec = MergeSpec(table.uri, instant, cfg.record_key_field, cfg.partition_field,
                      cfg.ordering_field, data_schema)
@@ -342,11 +366,15 @@ def write_file_groups(planned: DataFrame, table: Table, index: RecordIndex, inst
     def write_group(group):
         """One file group's records as one Arrow table in, its write stat out."""
         import pyarrow as pa
+        import pyarrow.compute as pc
         from pyspark import TaskContext
 
         tc = TaskContext.get()
         token = task_write_token(tc)
         fail_task_if_asked(tc)
+        if combined is not None:  # the pre-combine's tie order, then its counts
+            group = group.sort_by(ARRIVAL_COL).drop_columns([ARRIVAL_COL])
+            combined.count(pc.count_distinct(group.column(cfg.record_key_field)).as_py())
         partition = group.column(cfg.partition_field)[0].as_py()
         fid = group.column(FILE_ID_COL)[0].as_py()
         bucket = group.column(BUCKET_COL)[0].as_py()
@@ -424,10 +452,14 @@ def _upsert(spark: SparkSession, table: Table, index: RecordIndex, batch: DataFr
     release: list = []  # what stays cached until the batch is written
     phases: dict[str, float | None] = dict.fromkeys(("generate_s", "validate_s",
                                                      "precombine_s"))
+    # throughput mode, an index whose tagging places each key alone: no pre-combine, no
+    # count of distinct keys; each file group's write combines its records
+    combine_counters = index.spark.writer_combine(table, batch.columns) if fused else None
+    in_writer = combine_counters is not None
     try:
         if fused:
             input_records, partitions, records = validate_batch(
-                batch, cfg, snapshot.schema, snapshot.partitions(), distinct_keys=True)
+                batch, cfg, snapshot.schema, snapshot.partitions(), distinct_keys=not in_writer)
             rows = input_records
         else:
             if owned:
@@ -454,6 +486,8 @@ def _upsert(spark: SparkSession, table: Table, index: RecordIndex, batch: DataFr
             for drop in release[:-1]:  # the batch: read for the last time
                 drop()
             del release[:-1]
+        elif in_writer:  # the arrival order, for the writes' ties (the pre-combine's own)
+            combined = batch.withColumn(ARRIVAL_COL, F.monotonically_increasing_id())
         elif records == input_records:  # no duplicate (partition, key): nothing to combine
             combined = batch
         else:  # the arrival order must be read once: the batch is kept while it is used
@@ -474,14 +508,16 @@ def _upsert(spark: SparkSession, table: Table, index: RecordIndex, batch: DataFr
     try:
         with undone_on_failure(spark, table, f"batch {batch_no}", failed):
             instant = table.start_instant(action)
-            stats, counts, timings = _write_instant(
+            stats, counts, timings, combined_records = _write_instant(
                 spark, table, index, snapshot, instant, combined, partitions,
                 {SPARK_SCHEMA_KEY: data_schema(batch.schema).json(), **(extra_metadata or {})},
-                operation, action, release, fused)
+                operation, action, release, fused, combine_counters)
     finally:
         for drop in release:
             safely(drop)
     index_after = index.spark.after_commit(instant, ok=True)
+    if in_writer:
+        records = combined_records
 
     after = table.snapshot()
     metrics = upsert_row(
@@ -499,21 +535,30 @@ def _upsert(spark: SparkSession, table: Table, index: RecordIndex, batch: DataFr
 def _write_instant(spark: SparkSession, table: Table, index: RecordIndex, snapshot: Snapshot,
                    instant: str, combined: DataFrame, partitions: list[str],
                    extra_metadata: dict[str, str], operation: str, action: str,
-                   cached: list, fused: bool = False
-                   ) -> tuple[list[dict], dict, dict[str, float | None]]:
+                   cached: list, fused: bool = False,
+                   combine_counters: tuple[str, ...] | None = None
+                   ) -> tuple[list[dict], dict, dict[str, float | None], int | None]:
     """Tag, plan, write, update the index and complete ``instant``: everything between
     the inflight file and the commit file, which a failure undoes as a whole.
 
     ``cached``: the caller's cached inputs, dropped here once the tagged records are
     (phases: after tagging); ``fused``: no phase is materialized on its own, the
-    tagged records are cached by the first job that reads them."""
+    tagged records are cached by the first job that reads them. ``combine_counters``:
+    ``combined`` is not pre-combined, the writes combine it
+    (:meth:`SparkAdapter.writer_combine`); the tagged records are read once, so never
+    cached, and the records left after combining are returned (else None)."""
     counters = new_counters(spark)
-    ctx = TagContext(spark, table, snapshot, instant, partitions, counters)
+    in_writer = combine_counters is not None
+    ctx = TagContext(spark, table, snapshot, instant, partitions, counters,
+                     combined_in_writer=in_writer)
+    writer_combine = WriterCombine(counters, combine_counters,
+                                   spark.sparkContext.accumulator(0)) if in_writer else None
     t0 = time.perf_counter()
     tagged = index.spark.tag_location(combined, ctx)
     if IS_DELETED in tagged.columns:  # a delete of a key the index did not find
         tagged = tagged.where(F.col(FILE_ID_COL).isNotNull() | ~F.col(IS_DELETED))
-    tagged = tagged.persist(StorageLevel.MEMORY_AND_DISK)
+    if not in_writer:
+        tagged = tagged.persist(StorageLevel.MEMORY_AND_DISK)
     tag_s = write_s = commit_s = None
     counts: dict = {}
     if not fused:
@@ -537,7 +582,7 @@ def _write_instant(spark: SparkSession, table: Table, index: RecordIndex, snapsh
             base_writes = set(ctx.insert_groups)
         t1 = time.perf_counter()
         stats = write_file_groups(planned, table, index, instant, spark, snapshot,
-                                  partitions, ctx.pending_groups, base_writes)
+                                  partitions, ctx.pending_groups, base_writes, writer_combine)
         if fused:  # the tag tasks ran inside the plan's and the write's jobs
             counts = {**dict(counters.value), **counts}
         else:
@@ -572,4 +617,5 @@ def _write_instant(spark: SparkSession, table: Table, index: RecordIndex, snapsh
         counts.update(index.spark.pending_write_counts(pending))
         stats = [s for s in stats
                  if (s["partitionPath"], s["fileId"]) not in ctx.pending_groups]
-    return stats, counts, {"tag_s": tag_s, "write_s": write_s, "commit_s": commit_s}
+    return (stats, counts, {"tag_s": tag_s, "write_s": write_s, "commit_s": commit_s},
+            writer_combine.records.value if writer_combine else None)

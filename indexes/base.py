@@ -31,6 +31,9 @@ from tableformat.suggest import did_you_mean
 # Columns the tagging adds to a batch (dropped before the data is written).
 FILE_ID_COL = "_hoodie_file_id"
 BUCKET_COL = "_hoodie_bucket_id"
+# a record's place in its batch (Spark's monotonically_increasing_id): the later arrival
+# wins a tie when each file group's write pre-combines (SparkAdapter.writer_combine)
+ARRIVAL_COL = "_indexbench_arrival"
 
 
 # Hudi settings that would make an index global (a record key unique across partitions,
@@ -208,6 +211,9 @@ class TagContext:
     # files gets them written as base files, as the insert planner's groups
     # (:func:`tableformat.table_type.writes_log_file`)
     insert_groups: set[tuple[str, str]] = field(default_factory=set)
+    # the batch is not pre-combined: each file group's write combines its records
+    # (SparkAdapter.writer_combine), which then counts what tagging would have per record
+    combined_in_writer: bool = False
 
 
 @dataclass
@@ -463,6 +469,16 @@ class SparkAdapter:
     def update_location(self, ctx: CommitContext) -> dict:
         """Persist index state the write did not persist; returns extra commit metadata."""
         return {}
+
+    def writer_combine(self, table, columns: list[str]) -> tuple[str, ...] | None:
+        """Whether throughput mode may skip the batch's pre-combine: yes when tagging
+        places every record by its own partition and record key alone (so all records of
+        a key reach one file group, whose write combines them, as Hudi's Flink bucket
+        writer combines in each bucket's buffer), and neither reads the tagged records
+        twice nor ``CommitContext.tagged``. Then the counters tagging adds once per record
+        (``TagContext.combined_in_writer``: it adds none) are returned, and the writes
+        add them once per combined record. None (the default): tag the combined batch."""
+        return None
 
     def after_commit(self, instant: str, ok: bool) -> dict[str, float]:
         """Hook at every checkpoint (= commit); returns index metrics of this batch."""

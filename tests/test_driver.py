@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 from conftest import read_snapshot, table_files
 
+from indexbench import driver as driver_module
 from indexbench.driver import open_table, upsert
 from indexbench.verify import verify_table
 from tableformat.errors import InvalidBatchError, TableConfigError
@@ -21,6 +22,7 @@ PARAMS = {
     "bloom": {"num_entries": 200, "fpp": 0.01, "scale": 1, "insert_split_size": 60,
               "auto_split": False, "small_file_limit": 0},
     "simple-bucket": {"num_buckets": 8},
+    "partition-bucket": {"num_buckets": 4},
 }
 
 
@@ -228,15 +230,24 @@ def test_phases_are_materialized_before_tagging(spark, tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize(("index_name", "table_type"),
-                         [("bloom", "COPY_ON_WRITE"), ("simple-bucket", "MERGE_ON_READ")])
-def test_throughput_mode_counts_what_the_phases_count(spark, tmp_path, index_name,
-                                                      table_type):
+                         [("bloom", "COPY_ON_WRITE"), ("simple-bucket", "MERGE_ON_READ"),
+                          ("partition-bucket", "COPY_ON_WRITE")])
+def test_throughput_mode_counts_what_the_phases_count(spark, tmp_path, monkeypatch,
+                                                      index_name, table_type):
     """timing="total" fuses the phases (no phase is materialized on its own; a batch
     without duplicate keys skips the pre-combine) and empties the phase timers; every
     counter, the snapshot and the files are the same as with a timer per phase. The
-    batches mix duplicates, deletes and inserts; bloom plans inserts (its own job)."""
+    batches mix duplicates (many tied on ts: the later arrival wins), deletes and
+    inserts; bloom plans inserts (its own job); the bucket indexes, which place each key
+    by its hash, skip the pre-combine and combine in each file group's write."""
+    combines = []
+    real_precombine = driver_module.precombine_batch
+    monkeypatch.setattr(driver_module, "precombine_batch",
+                        lambda *a: combines.append(1) or real_precombine(*a))
+    bucket = index_name != "bloom"
     rows, snaps = {}, {}
     for timing in ("phases", "total"):
+        combines.clear()
         uri = str(tmp_path / timing / "t")  # one table name: it is in the log schema
         table, index = open_table(uri, index_name,
                                   {**PARAMS[index_name], "hoodie.table.type": table_type})
@@ -245,11 +256,14 @@ def test_throughput_mode_counts_what_the_phases_count(spark, tmp_path, index_nam
         with table:
             for b, (pool, n) in enumerate([(300, 300), (500, 200), (500, 200)]):
                 pdf = make_batch(rng, pool, n, b)
+                pdf["ts"] //= 250  # 0..3: duplicates tie on ts
                 if b == 2:  # no duplicate key: the fused path skips the pre-combine
                     pdf = pdf.drop_duplicates(["dt", "key"])
                 pdf["_hoodie_is_deleted"] = (np.arange(len(pdf)) % 7 == 3) & (b > 0)
                 out.append(upsert(spark, table, index, spark.createDataFrame(pdf),
                                   batch_no=b, timing=timing).metrics)
+        # phases pre-combine every batch; fused, bloom those with duplicates (0 and 1)
+        assert len(combines) == (3 if timing == "phases" else 0 if bucket else 2)
         rows[timing], snaps[timing] = pd.DataFrame(out), read_snapshot(uri)
         assert verify_table(spark, uri) == []
     phases, fused = rows["phases"], rows["total"]

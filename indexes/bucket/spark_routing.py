@@ -47,12 +47,14 @@ class BucketRoutingSpark(SparkAdapter):
         router = self.bucket_router(ctx)
         part_field, instant, acc = cfg.partition_field, ctx.instant, ctx.counters
         schema = tagged_schema(batch.schema)
+        counted = not ctx.combined_in_writer  # else each write counts its combined records
 
         def tag(batches):
             for rb in batches:
                 parts = rb.column(part_field)
                 buckets = router([rb.column(f) for f in fields], parts)
-                acc.add({"keys_hashed": rb.num_rows})
+                if counted:
+                    acc.add({"keys_hashed": rb.num_rows})
                 names, inverse = file_id_table(parts, buckets, existing, instant)
                 fids = pa.array(names, pa.string()).take(pa.array(inverse))
                 yield pa.RecordBatch.from_arrays(
@@ -61,6 +63,15 @@ class BucketRoutingSpark(SparkAdapter):
                     .append(pa.field(BUCKET_COL, pa.int32(), False)))
 
         return batch.mapInArrow(tag, schema)
+
+    def writer_combine(self, table, columns: list[str]) -> tuple[str, ...] | None:
+        """A record's bucket is its hash's: when the hash is of the record key alone,
+        every record of a key reaches one file group (a hash field other than the key
+        could send two records of one key to two buckets before they are combined)."""
+        key = table.config.record_key_field
+        if list(self.index.hash_fields(key)) != [key]:
+            return None
+        return ("keys_hashed",)
 
     def verify(self, spark, table, snapshot) -> list[str]:
         return self.index.bucket_problems(snapshot)
