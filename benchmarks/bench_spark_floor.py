@@ -10,7 +10,8 @@ any index or file work; when it exceeds the peer's whole batch, no driver change
 leaving Spark meets the target. Seconds: min and median over ``REPEATS`` batches after a
 warm-up, in one ``setup_cache`` (Spark starts there, never at import).
 
-Size: the batch of ``INDEXBENCH_ASV_PEER_SIZES`` (default 100,000 records).
+Size: the batch of ``INDEXBENCH_ASV_PEER_SIZES`` (default 100,000 records);
+``INDEXBENCH_ASV_FLOOR_REPEATS`` batches timed (default 7).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ _sizes = [int(x) for x in
           os.environ.get("INDEXBENCH_ASV_PEER_SIZES", "1000000,3,100000").split(",")]
 BATCH = _sizes[2]
 BUCKETS = 64  # simple-bucket's count in the docs' comparison
-REPEATS = 7
+REPEATS = int(os.environ.get("INDEXBENCH_ASV_FLOOR_REPEATS", "7"))  # batches timed
 
 
 def _write_shaped(batch, key: str, part: str):
