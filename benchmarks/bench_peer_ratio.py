@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+from collections.abc import Callable
 from typing import Any
 
 _sizes = [int(x) for x in
@@ -42,41 +43,41 @@ def ratios(df, series: str = SERIES) -> dict[str, float]:
             "peer_total_s": float(med[series]["total_s"])}
 
 
-class SimpleBucketOverDeltaMerge:
-    """simple-bucket seconds / peer seconds per upsert batch (median), every peer in one
-    run: delta-merge (the class's name, kept for asv's history) and paimon-fixed."""
+def compare_with_peers(app: str, figures: Callable[[Any, str], dict[str, float]],
+                       **compare: Any) -> dict[str, Any]:
+    """One ``api.compare`` of simple-bucket with every installed peer (``compare``: its
+    other arguments), and ``figures(df, series)`` per peer that ran; a ``skip`` reason
+    when none did. Each class's ``setup_cache`` calls it: asv shares one inherited
+    ``setup_cache`` between classes, and these runs differ."""
+    import peers
+
+    run = [p for p, (_s, package) in PEERS.items() if peers.installed(package)]
+    if not run:
+        return {"skip": "no peer package is installed (pip install -e '.[peers]')"}
+    from indexbench import api
+    from indexbench.spark import get_session
+
+    spark = get_session("local[2]", app_name=app, shuffle_partitions=4,
+                        conf={"spark.default.parallelism": "2"})
+    root = tempfile.mkdtemp(prefix=f"{app}-")
+    try:
+        df = api.compare([INDEX], "uniform", peers=tuple(run), out=root, spark=spark,
+                         query_phase=False, **compare, **SIZES)
+        out = {PEERS[p][0]: figures(df, PEERS[p][0]) for p in run
+               if df["index"].eq(PEERS[p][0]).any()}  # a failed peer has no rows
+        return out or {"skip": "every peer failed"}
+    finally:
+        spark.stop()
+        shutil.rmtree(root, ignore_errors=True)
+
+
+class _PeerTracks:
+    """What the peer classes share: asv's sampling, the skip, a figure of one series."""
 
     rounds = 1
     repeat = 1
     number = 1
     timeout = 120
-
-    def setup_cache(self) -> dict[str, Any]:
-        import peers
-
-        run = [p for p, (_s, package) in PEERS.items() if peers.installed(package)]
-        if not run:
-            return {"skip": "no peer package is installed (pip install -e '.[peers]')"}
-        from indexbench import api
-        from indexbench.spark import get_session
-
-        spark = get_session("local[2]", app_name="indexbench-asv-peer", shuffle_partitions=4,
-                            conf={"spark.default.parallelism": "2"})
-        root = tempfile.mkdtemp(prefix="indexbench-asv-peer-")
-        try:
-            df = api.compare([INDEX], "uniform", peers=tuple(run), out=root, spark=spark,
-                             query_phase=False, **SIZES)
-            out = {}
-            for peer in run:
-                series = PEERS[peer][0]
-                if df["index"].eq(series).any():  # a failed peer has no rows
-                    out[series] = ratios(df, series)
-            return out or {"skip": "every peer failed"}
-        finally:
-            spark.stop()
-            shutil.rmtree(root, ignore_errors=True)
-
-    setup_cache.timeout = 1800
 
     def setup(self, cache) -> None:
         if "skip" in cache:
@@ -87,6 +88,16 @@ class SimpleBucketOverDeltaMerge:
         if series not in cache:
             raise NotImplementedError(f"{series} did not run (package missing or failed)")
         return cache[series][key]
+
+
+class SimpleBucketOverDeltaMerge(_PeerTracks):
+    """simple-bucket seconds / peer seconds per upsert batch (median), every peer in one
+    run: delta-merge (the class's name, kept for asv's history) and paimon-fixed."""
+
+    def setup_cache(self) -> dict[str, Any]:
+        return compare_with_peers("indexbench-asv-peer", ratios)
+
+    setup_cache.timeout = 1800
 
     def track_total_s_ratio(self, cache) -> float:
         return self._of(cache, SERIES, "total")
@@ -127,7 +138,7 @@ def table_type_ratios(df, series: str) -> dict[str, float]:
     return out
 
 
-class ThroughputModeOverPeers:
+class ThroughputModeOverPeers(_PeerTracks):
     """Issue #27's and #31's comparison as the docs measure it: simple-bucket on
     copy-on-write and merge-on-read in throughput mode (``timing="total"``: the phases
     fused, the pre-combine in each file group's write), against delta-merge and
@@ -135,52 +146,24 @@ class ThroughputModeOverPeers:
     COW <= 2x delta-merge at 1M + 3 x 100k, the faster of the two <= 3x paimon-fixed at
     10M + 3 x 1M (#31)."""
 
-    rounds = 1
-    repeat = 1
-    number = 1
-    timeout = 120
-
     def setup_cache(self) -> dict[str, Any]:
-        import peers
-
-        run = [p for p, (_s, package) in PEERS.items() if peers.installed(package)]
-        if not run:
-            return {"skip": "no peer package is installed (pip install -e '.[peers]')"}
-        from indexbench import api
-        from indexbench.spark import get_session
-
-        spark = get_session("local[2]", app_name="indexbench-asv-peer-total",
-                            shuffle_partitions=4, conf={"spark.default.parallelism": "2"})
-        root = tempfile.mkdtemp(prefix="indexbench-asv-peer-total-")
-        try:
-            df = api.compare([INDEX], "uniform", peers=tuple(run), out=root, spark=spark,
-                             query_phase=False, table_types=("cow", "mor"), timing="total",
-                             **SIZES)
-            out = {PEERS[p][0]: table_type_ratios(df, PEERS[p][0]) for p in run
-                   if df["index"].eq(PEERS[p][0]).any()}  # a failed peer has no rows
-            return out or {"skip": "every peer failed"}
-        finally:
-            spark.stop()
-            shutil.rmtree(root, ignore_errors=True)
+        return compare_with_peers("indexbench-asv-peer-total", table_type_ratios,
+                                  table_types=("cow", "mor"), timing="total")
 
     setup_cache.timeout = 1800
 
-    def setup(self, cache) -> None:
-        if "skip" in cache:
-            raise NotImplementedError(cache["skip"])
-
     def track_mor_over_delta_merge(self, cache) -> float:
-        return SimpleBucketOverDeltaMerge._of(cache, SERIES, "mor")
+        return self._of(cache, SERIES, "mor")
 
     track_mor_over_delta_merge.unit = "simple-bucket (mor)/delta-merge"
 
     def track_cow_over_delta_merge(self, cache) -> float:
-        return SimpleBucketOverDeltaMerge._of(cache, SERIES, "cow")
+        return self._of(cache, SERIES, "cow")
 
     track_cow_over_delta_merge.unit = "simple-bucket (cow)/delta-merge"
 
     def track_mor_over_paimon_fixed(self, cache) -> float:
-        return SimpleBucketOverDeltaMerge._of(cache, "paimon-fixed", "mor")
+        return self._of(cache, "paimon-fixed", "mor")
 
     track_mor_over_paimon_fixed.unit = "simple-bucket (mor)/paimon-fixed"
 

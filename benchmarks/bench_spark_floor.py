@@ -31,6 +31,7 @@ def _write_shaped(batch, key: str, part: str):
     """The write job's shape: generate, hash to buckets, shuffle, one call per group."""
     import numpy as np
     import pyarrow as pa
+    from pyspark.sql import types as T
 
     from indexes.hashing import bucket_ids
 
@@ -39,8 +40,8 @@ def _write_shaped(batch, key: str, part: str):
             b = bucket_ids([rb.column(key)], np.full(rb.num_rows, BUCKETS, np.int64))
             yield rb.append_column("bucket", pa.array(b.astype(np.int32)))
 
-    schema = f"{', '.join(f'`{f.name}` {f.dataType.simpleString()}' for f in batch.schema)}"
-    return (batch.mapInArrow(tag, f"{schema}, bucket int")
+    schema = T.StructType([*batch.schema.fields, T.StructField("bucket", T.IntegerType())])
+    return (batch.mapInArrow(tag, schema)
             .groupBy(part, "bucket")
             .applyInArrow(lambda t: pa.table({"n": [t.num_rows]}), "n long"))
 
