@@ -75,9 +75,15 @@ def pytest_runtest_teardown(item, nextitem):
 
 
 _servers_at_start: set[int] = set()
+# Under pytest-xdist each worker sees only the servers running under its own base temp
+# folder (a server's working folder is its table's data folder): the other worker's
+# servers are not this one's to account for. The controller, which runs no test, sees all.
+_server_scope: list[str] = []
 
 
 def pytest_sessionstart(session):
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        _server_scope.append(str(session.config._tmp_path_factory.getbasetemp().resolve()))
     _servers_at_start.update(redis_server_pids())
 
 
@@ -109,7 +115,8 @@ def read_snapshot(uri: str) -> pd.DataFrame:
 
 def redis_server_pids() -> set[int]:
     """PIDs of the redis-server processes running on this machine (exited ones not yet
-    reaped are not running). Tests that start servers check none of theirs is left."""
+    reaped are not running); in a pytest-xdist worker, only those working under its own
+    temp folder. Tests that start servers check none of theirs is left."""
     out = set()
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit():
@@ -117,7 +124,10 @@ def redis_server_pids() -> set[int]:
         try:
             cmd = open(f"/proc/{entry.name}/cmdline", "rb").read()
             stat = open(f"/proc/{entry.name}/stat").read()
+            cwd = os.readlink(f"/proc/{entry.name}/cwd") if _server_scope else ""
         except OSError:
+            continue
+        if _server_scope and not cwd.startswith(_server_scope[0]):
             continue
         if b"redis-server" in cmd and stat.rsplit(")", 1)[-1].split()[0] not in ("Z", "X"):
             out.add(int(entry.name))
