@@ -25,7 +25,7 @@ def stream_figures(micro_batches: int = MICRO_BATCHES, rows: int = ROWS,
     """Stream simple-bucket and return the tracked figures and the per-batch seconds."""
     from indexbench import api
     from indexbench.spark import get_session
-    from reports.stream import degradation_rate
+    from reports.stream import degradation_rate, trend_per_batch
 
     spark = get_session(master, app_name="indexbench-asv-stream")
     root = tempfile.mkdtemp(prefix="indexbench-asv-stream-")
@@ -38,6 +38,7 @@ def stream_figures(micro_batches: int = MICRO_BATCHES, rows: int = ROWS,
     up = df[(df["operation"] == "upsert") & (df["batch"] >= 1)].sort_values("batch")
     seconds = [float(s) for s in up["processing_s"]]
     return {"degradation_rate": degradation_rate(seconds), "processing_s": seconds,
+            "trend_per_batch": trend_per_batch(seconds),
             "median_processing_s": float(up["processing_s"].median()),
             "median_freshness_s": float(up["freshness_s"].median()),
             "median_input_rows_per_s": float(up["input_rows_per_s"].median())}
@@ -65,6 +66,11 @@ class StreamDegradation:
         return cache["median_processing_s"]
 
     track_median_processing_s.unit = "seconds"
+
+    def track_trend_per_batch(self, cache: dict[str, Any]) -> float:
+        return cache["trend_per_batch"]
+
+    track_trend_per_batch.unit = "fraction of the median per micro-batch"
 
     def track_median_freshness_s(self, cache: dict[str, Any]) -> float:
         return cache["median_freshness_s"]

@@ -8,6 +8,7 @@ index's (``index_mem_bytes``; ``assigner_mem_bytes_*``, ``evictions``,
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
@@ -102,3 +103,14 @@ def degradation_rate(seconds: list[float] | pd.Series) -> float:
     if len(m) < 2:
         raise ValueError("the degradation rate needs at least two batches")
     return sum((b - a) / a for a, b in zip(m, m[1:], strict=False)) / (len(m) - 1)
+
+
+def trend_per_batch(seconds: list[float] | pd.Series) -> float:
+    """The least-squares slope of per-batch seconds over the batch number, over their
+    median: the drift per batch without the noise the degradation rate adds (the mean of
+    ratios of noisy neighbours is above 0 even when nothing drifts)."""
+    y = np.asarray([float(x) for x in seconds])
+    if len(y) < 2:
+        raise ValueError("a trend needs at least two batches")
+    slope = np.polyfit(np.arange(len(y), dtype=float), y, 1)[0]
+    return float(slope / np.median(y))

@@ -172,9 +172,14 @@ def test_stream_writes_every_batch_once_with_its_metrics(spark, tmp_path):
     assert (up["freshness_s"] >= up["processing_s"] - 1e-3).all()  # landed before it began
     assert list(up["backlog_batches"]) == [0, 0, 0]  # closed loop: nothing waits
     assert (up["input_rows_per_s"] == up["input_records"] / up["processing_s"]).all()
-    # a checkpoint directory under .hoodie/ is no timeline file
+    # a checkpoint directory under .hoodie/ is no timeline file, for us or for hudi-rs
     assert os.path.isdir(os.path.join(uri, ".hoodie", st.CHECKPOINT_DIR))
     assert len(Table(uri).completed_instants()) == 3 and not Table(uri).pending_instants()
+    hudi = pytest.importorskip("hudi")
+    ht = hudi.HudiTableBuilder.from_base_uri(uri).build()
+    assert sum(b.num_rows for b in ht.read()) == len(expected(w))
+    assert sorted(i.timestamp for i in ht.get_timeline().get_completed_commits()) == \
+        Table(uri).snapshot().completed
     run = json.loads((tmp_path / "o" / "run.json").read_text())
     assert run["command"] == "stream" and run["stream"]["rate"] is None
 
@@ -302,3 +307,40 @@ def test_kill_9_then_the_same_command_commits_every_micro_batch_once(
         assert "rolled back unfinished instant" in said, said
     no_stream_left(spark)
     assert_exactly_once(str(uri), load_workload("uniform", **SIZES, seed=None))
+
+
+# ---- report ------------------------------------------------------------------------------
+def test_degradation_rate_is_lst_benchs():
+    from reports.stream import degradation_rate
+
+    assert degradation_rate([1.0, 1.1, 1.21]) == pytest.approx(0.1)
+    assert degradation_rate([2.0, 1.0, 2.0]) == pytest.approx((-0.5 + 1.0) / 2)
+    with pytest.raises(ValueError):
+        degradation_rate([1.0])
+    from reports.stream import trend_per_batch
+
+    assert trend_per_batch([1.0, 1.1, 1.2]) == pytest.approx(0.1 / 1.1)
+    assert trend_per_batch([1.0, 2.0, 1.0, 2.0, 1.0]) == pytest.approx(0.0, abs=1e-12)
+
+
+def test_report_of_a_stream_run_draws_its_timeline(tmp_path):
+    import pandas as pd
+
+    from reports import write_report
+    from reports.stream import stream_timeline_figure
+    from tableformat import metrics as m
+
+    rows = [{"run_id": "r", "index": "dynamic-rli", "workload": "uniform", "batch": b,
+             "operation": "upsert", "records": 100, "stream_batch_id": b,
+             "processing_s": 1.0 + b / 10, "freshness_s": 1.5 + b / 10, "total_s": 1.0,
+             "index_mem_bytes": 1000 * (b + 1), "evictions": int(b == 2),
+             "partitions_bootstrapped": int(b == 0), "table_records": 100 * (b + 1)}
+            for b in range(4)]
+    fig = stream_timeline_figure(pd.DataFrame(rows))
+    lat, mem = fig.axes[:2]
+    assert [len(ln.get_xdata()) for ln in lat.lines] == [4, 4]  # processing, freshness
+    assert len(mem.lines) == 1 and len(mem.collections) == 2  # cache; evictions, bootstraps
+    assert stream_timeline_figure(pd.DataFrame(rows).drop(columns="stream_batch_id")) is None
+    m.write_metrics(tmp_path, rows)
+    write_report([str(tmp_path)], str(tmp_path / "report"))
+    assert (tmp_path / "report" / "stream_timeline.png").exists()
