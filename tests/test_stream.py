@@ -32,7 +32,8 @@ from tableformat.table import Snapshot, Table
 from workloads import generator as G
 
 SIZES = {"batches": 2, "initial_records": 300, "batch_size": 100}
-ARGS = ["--initial-records", "300", "--batches", "2", "--batch-size", "100",
+# throughput mode: fewer Spark jobs per micro-batch (the same counters and commits)
+ARGS = ["--initial-records", "300", "--batches", "2", "--batch-size", "100", "--throughput",
         "--master", "local[2]"]
 INDEXES = ("simple-bucket", "dynamic-rli")
 
@@ -214,7 +215,7 @@ def test_a_checkpoint_refuses_another_landing_folder(spark, tmp_path):
 
 def test_ctrl_c_stops_the_stream_in_one_line(spark, tmp_path, capfd):
     out = tmp_path / "o"
-    argv = ["stream", "--index", "simple-bucket", *ARGS[:6], "--out", str(out),
+    argv = ["stream", "--index", "simple-bucket", *ARGS[:7], "--out", str(out),
             "--rate", "1"]
     hoodie = out / "tables" / "simple-bucket" / ".hoodie"
     main = threading.main_thread().ident
