@@ -199,10 +199,21 @@ def test_stream_writes_every_batch_once_with_its_metrics(spark, tmp_path):
     assert_exactly_once(uri, w)
 
 
-def test_a_checkpoint_refuses_another_landing_folder(spark, tmp_path):
+def test_a_trigger_interval_gathers_landed_batches_and_a_checkpoint_keeps_its_folder(
+        spark, tmp_path):
+    """--rate lands faster than the interval triggers: a micro-batch holds several landed
+    batches, each committed once; the checkpoint then refuses another landing folder."""
     out = str(tmp_path / "o")
-    w = load_workload("uniform", batches=0, initial_records=50, batch_size=10, seed=None)
-    api.stream("simple-bucket", w, out=out, spark=spark)
+    w = load_workload("uniform", **SIZES, seed=None)
+    df = api.stream("simple-bucket", w, out=out, spark=spark, rate=50.0,
+                    trigger_interval="1 second", timing="total")
+    no_stream_left(spark)
+    uri = str(tmp_path / "o" / "tables" / "simple-bucket")
+    up = df[df["operation"] == "upsert"]
+    ids = checkpoint_ids(uri)
+    assert ids == sorted(set(ids)) == list(up["stream_batch_id"])  # each id committed once
+    assert up["landed_batches"].sum() == 3 and list(up["batch"])[-1] == 2
+    assert snapshot_records(uri) == expected(w)
     with pytest.raises(st.IndexBenchError, match="checkpoint"):
         api.stream("simple-bucket", w, out=out, spark=spark,
                    landing=str(tmp_path / "elsewhere"))
