@@ -118,6 +118,81 @@ def run(index: str = indexes.DEFAULT_INDEX, workload: str | workloads.Workload =
     return df[mine].reset_index(drop=True)
 
 
+def stream(index: str = indexes.DEFAULT_INDEX, workload: str | workloads.Workload = "uniform",
+           *, batches: int | None = None, batch_size: int | None = None,
+           initial_records: int | None = None, seed: int | None = None,
+           params: dict[str, Any] | None = None, master: str | None = None,
+           table: str | None = None, out: str | None = None, spark=None,
+           progress: Progress | None = None, run_id: str | None = None,
+           notify: Callable[[str], None] | None = None, timing: str = "phases",
+           rate: float | None = None, trigger_interval: str | None = None,
+           checkpoint: str | None = None, landing: str | None = None) -> pd.DataFrame:
+    """``indexbench stream``: the workload's batches 0..``batches`` land as files (at
+    ``rate`` batches per second; None: each once the one before is committed) and a
+    Structured Streaming query upserts them, exactly once, through the same driver as
+    :func:`run` (docs/streaming.md); returns the rows of its micro-batches.
+
+    Rerunning the same call (same ``out``) after a crash resumes: landed batches are not
+    landed again, Spark's checkpoint (``checkpoint``, default under the table's
+    ``.hoodie/``) replays what it had not committed, and a micro-batch the table already
+    committed is skipped. ``trigger_interval`` (e.g. ``"2 seconds"``): one micro-batch per
+    interval holding whatever landed meanwhile; default one per landed batch.
+    """
+    from indexbench import services
+    from indexbench import stream as streaming
+
+    streaming.check_options(rate, trigger_interval)
+    if timing not in ("phases", "total"):
+        raise IndexBenchError(f"timing must be one of phases, total, not {timing!r}")
+    w = load_workload(workload, batches, batch_size, initial_records, seed)
+    from indexbench.driver import open_table
+    from indexbench.spark import get_session, session_facts
+
+    run_id = run_id or m.new_run_id()
+    out = out or default_out(w.name, run_id)
+    table_uri = table or os.path.join(out, "tables", index)
+    landing_dir = landing or os.path.join(out, "landing")
+    tbl, idx = open_table(table_uri, index, params)
+    checkpoint = checkpoint or streaming.default_checkpoint(tbl.uri)
+    spark = spark or get_session(master)
+    table_type = short_name(tbl.config.table_type)
+    rows: list[dict[str, Any]] = m.existing_rows(out)
+    settings = {"landing": os.path.abspath(landing_dir), "checkpoint": checkpoint,
+                "rate": rate, "trigger_interval": trigger_interval}
+
+    def write_run_json() -> None:
+        m.write_run_json(out, {"run_id": run_id, "command": "stream", "workload": vars(w),
+                               "indexes": {index: idx.describe()}, **session_facts(spark),
+                               "tables": {index: table_uri}, "stream": settings})
+
+    write_run_json()
+    with idx.resources(tbl), tbl:
+        first = committed_batches(tbl.snapshot(), workload_fingerprint(w), tbl.uri)
+        pending, deleted = tbl.rolled_back
+        if notify and pending:
+            notify(f"{index}: rolled back unfinished instant(s) {', '.join(pending)} "
+                   f"({len(deleted)} file(s) deleted)")
+        if notify and first:
+            notify(f"{index}: resuming at batch {first}: batches 0–{first - 1} of this "
+                   f"workload are already committed in {table_uri}")
+        streaming.run_stream(spark, tbl, idx, w, landing_dir=landing_dir,
+                             checkpoint=checkpoint, rate=rate,
+                             trigger_interval=trigger_interval, run_id=run_id, out=out,
+                             rows=rows, first=first, timing=timing, progress=progress,
+                             notify=notify)
+        # what the services left pending completes before the writer lets go, as in run
+        for extra in services.finish_pending(spark, tbl, idx):
+            rows.append({"run_id": run_id, "index": index, "workload": w.name,
+                         "table_type": table_type, **extra,
+                         "batch": w.batches if extra.get("batch") is None else extra["batch"]})
+            m.write_metrics(out, rows)
+    write_run_json()
+    df = m.to_frame(rows) if rows else pd.DataFrame(columns=m.CONTRACT_COLUMNS)
+    df.attrs["describe"] = idx.describe()
+    mine = (df["index"] == index) & (df["table_type"].fillna("cow") == table_type)
+    return df[mine].reset_index(drop=True)
+
+
 def compare(indexes_: Sequence[str] | None = None, workload: str | workloads.Workload = "uniform",
             *, params: dict[str, dict[str, Any]] | None = None, out: str | None = None,
             spark=None, master: str | None = None, progress: Progress | None = None,
@@ -468,5 +543,6 @@ def report(dirs: str | os.PathLike | Sequence[str | os.PathLike] = (), out: str 
     return reports.write_report(dirs, out, asv_results=asv_results, strict=strict)
 
 
-__all__ = ["run", "compare", "run_peer", "delete", "query", "sim", "calibrate", "verify", "summary",
-           "report", "load_workload", "workload_fingerprint", "IndexBenchError"]
+__all__ = ["run", "stream", "compare", "run_peer", "delete", "query", "sim", "calibrate",
+           "verify", "summary", "report", "load_workload", "workload_fingerprint",
+           "IndexBenchError"]

@@ -220,6 +220,33 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_stream(args: argparse.Namespace) -> int:
+    """``run``'s batches as a Structured Streaming query (docs/streaming.md)."""
+    from indexbench import api
+    from indexbench.stream import check_options
+
+    check_options(args.rate, args.trigger_interval)
+    w = _workload(args)
+    sets = with_table_type(parse_sets(args.sets), args.table_type)
+    check_indexes([args.index], sets)
+    run_id = new_run_id()
+    out = args.out or api.default_out(w.name, run_id)
+    _check_targets(out, {args.index: args.table}, sets)
+    _print_notes([args.index], w, sets)
+    progress, on_batch, done = _progress_bar(w.batches + 1, [args.index])
+    with progress:
+        df = api.stream(args.index, w, params=sets[args.index], master=args.master,
+                        table=args.table, out=out, progress=on_batch, run_id=run_id,
+                        notify=progress.console.print, timing=_timing(args), rate=args.rate,
+                        trigger_interval=args.trigger_interval, checkpoint=args.checkpoint,
+                        landing=args.landing)
+        done()
+    if len(df):
+        _print_summary(df)
+    console.print(f"metrics: {out}/metrics.parquet")
+    return 0
+
+
 def cmd_compare(args: argparse.Namespace) -> int:
     import peers
     from indexbench import api
@@ -576,6 +603,23 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--table", help="table path or URI (default <out>/tables/<index>)")
     _add_run_options(p)
     p.set_defaults(func=cmd_run)
+    p = _command(sub, "stream", help="stream a workload's batches through one index with "
+                                      "Structured Streaming, exactly once")
+    p.add_argument("--index", required=True, type=_index_name,
+                   help=f"one of {', '.join(indexes.names())}")
+    p.add_argument("--table", help="table path or URI (default <out>/tables/<index>)")
+    _add_run_options(p)
+    p.add_argument("--rate", type=float, metavar="BATCHES_PER_S",
+                   help="batches the producer lands per second (default: each batch once "
+                        "the one before is committed)")
+    p.add_argument("--trigger-interval", metavar="INTERVAL",
+                   help="one micro-batch per interval, e.g. '2 seconds', holding what landed "
+                        "meanwhile (default: one micro-batch per landed batch)")
+    p.add_argument("--checkpoint", help="Spark checkpoint location (default "
+                                        "<table>/.hoodie/.streaming_checkpoint)")
+    p.add_argument("--landing", help="the folder the producer lands batches in (default "
+                                     "<out>/landing)")
+    p.set_defaults(func=cmd_stream)
     p = _command(sub, "compare", help="run several indexes on identical batches")
     p.add_argument("--indexes", help=f"comma-separated (default {','.join(indexes.names())})")
     p.add_argument("--peers", metavar="NAME[,NAME]",

@@ -44,7 +44,7 @@ from tableformat.commit_metadata import COMMIT, DELTA_COMMIT, SPARK_SCHEMA_KEY
 from tableformat.errors import (
     InvalidBatchError,
 )
-from tableformat.faults import CRASH_ENV, crash_if, fail_task_if_asked  # noqa: F401
+from tableformat.faults import CRASH_ENV, crash_if, fail_task_if_asked, hang_if  # noqa: F401
 from tableformat.hudi_log.constants import BASE_LOG_VERSION
 from tableformat.hudi_log.names import LogFileName
 from tableformat.rows import WriteTotals, upsert_row
@@ -55,6 +55,8 @@ from tableformat.write_config import WriteConfig
 KEY_TYPES = (T.StringType,)
 ORDERING_TYPES = (T.IntegerType, T.LongType, T.ShortType, T.ByteType, T.DoubleType,
                   T.FloatType, T.TimestampType, T.DateType, T.StringType, T.DecimalType)
+
+HANG_BEFORE_COMMIT = "before_commit_hang"  # fault injection: the writer waits, inflight
 
 # ``upsert``'s timing modes: a timer per phase, or throughput mode (``total_s`` only)
 TIMING_PHASES = "phases"
@@ -601,6 +603,7 @@ def _write_instant(spark: SparkSession, table: Table, index: RecordIndex, snapsh
             "partitionToWriteStats": stats_by_partition(stats),
             "extraMetadata": {**extra_metadata, **extra},
         }
+        hang_if(HANG_BEFORE_COMMIT)  # a test's kill -9 while the instant is inflight
         crash_if("before_commit")
         table.complete_instant(instant, metadata, action)
         if not fused:

@@ -73,6 +73,9 @@ KNOWN_EXTRA_COLUMNS = frozenset({
     "log_files_compacted", "log_bytes_compacted", "log_files_read", "log_bytes_read",
     # query types (hoodie.datasource.query.type) and the merge's seconds of a query
     "query_type", "merge_s",
+    # indexbench stream (docs/streaming.md): one row per micro-batch
+    "stream_batch_id", "processing_s", "freshness_s", "input_rows_per_s", "backlog_batches",
+    "landed_batches",
 })
 # Families of extra columns (multiple-rehash: rescaled_<bucket fill>_before/_after;
 # the simulator's modelled figures: model_<column>; a peer's own figures: peer_<name>).

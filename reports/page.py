@@ -21,6 +21,7 @@ from reports import figures as F
 from reports import style
 from reports.data import RunData, is_sim, load
 from reports.query import has_queries, query_figure, query_table
+from reports.stream import stream_timeline_figure
 from tableformat.metrics import is_count_column
 
 
@@ -102,6 +103,13 @@ FIGURES: list[FigureSpec] = [
                "from an index's copy-on-write point to its merge-on-read one. Drawn only "
                "when a series has both upserts and lookups.",
                lambda r: F.write_read_figure(r.df)),
+    FigureSpec("stream_timeline.png", "Stream timeline",
+               "indexbench stream, per micro-batch: (a) processing seconds (foreachBatch "
+               "wall time) and freshness (a batch's landing to its commit becoming "
+               "visible); (b) the index's cache bytes (index_mem_bytes; the assigners' "
+               "total and largest where reported), evictions (▼) and bootstraps (▲) marked "
+               "at the micro-batches where they happened. Drawn only for stream runs.",
+               lambda r: stream_timeline_figure(r.df)),
 ]
 
 # Columns of the per-index summary table that are summed over the run (work done).
