@@ -92,9 +92,10 @@ class AssignerScaleOut:
     param_names = ["workers"]
 
     def setup_cache(self) -> dict[int, dict[str, Any]]:
-        initial, batches, batch_size = (int(x) for x in _SCALE.split(","))
-        if not initial:
+        sizes = [int(x) for x in _SCALE.split(",")]
+        if not sizes[0]:  # "0": not run (CI)
             return {}
+        initial, batches, batch_size = sizes
         with tempfile.TemporaryDirectory(prefix="indexbench-asv-scaleout-") as root:
             return {w: scale_out_run(w, initial, batches, batch_size,
                                      os.path.join(root, f"w{w}")) for w in (1, 2)}
