@@ -17,12 +17,11 @@ import numpy as np
 from indexes.dynamic_rli.assigner import Capacity, PartitionIndex, assigner_of
 
 
-def split_by_assigner(hashes: np.ndarray, num_assigners: int) -> list[np.ndarray | None]:
-    """Per assigner, the positions of its hashes (None: all of them, one assigner)."""
-    if num_assigners == 1:
-        return [None]
-    owner = assigner_of(hashes, num_assigners)
-    return [np.flatnonzero(owner == a) for a in range(num_assigners)]
+def owners(hashes: np.ndarray, num_assigners: int) -> np.ndarray | None:
+    """The assigner of each hash (1 byte each while P <= 256), None for one assigner.
+    Callers then take one boolean mask per assigner at a time: no int64 positions, so a
+    billion-key bulk load in the simulator adds ~2 bytes per key, not 12."""
+    return None if num_assigners == 1 else assigner_of(hashes, num_assigners)
 
 
 class PartitionShares:
@@ -42,9 +41,13 @@ class PartitionShares:
         """Rebuild every share from the partition's RLI entries."""
         h = np.asarray(hashes, np.int32)
         b = np.asarray(buckets, np.int16)
-        shares = [PartitionIndex.bootstrap(num_assigners, h if sel is None else h[sel],
-                                           b if sel is None else b[sel])
-                  for sel in split_by_assigner(h, num_assigners)]
+        owner = owners(h, num_assigners)
+        if owner is None:
+            return cls(1, [PartitionIndex.bootstrap(1, h, b)])
+        shares = []
+        for a in range(num_assigners):
+            mask = owner == a
+            shares.append(PartitionIndex.bootstrap(num_assigners, h[mask], b[mask]))
         return cls(num_assigners, shares)
 
     @property
@@ -64,31 +67,34 @@ class PartitionShares:
         """Each share assigns its own keys (in hash order); same result as one index."""
         self.accessed = True
         h = np.asarray(hashes, np.int32)
-        parts = split_by_assigner(h, self.num_assigners)
-        if parts[0] is None:
+        owner = owners(h, self.num_assigners)
+        if owner is None:
             out, new_mask, created = self.shares[0].assign(h, cap, file_bytes, record_bytes)
         else:
             out = np.empty(len(h), np.int16)
             new_mask = np.zeros(len(h), bool)
             created = []
-            for share, sel in zip(self.shares, parts, strict=True):
-                if len(sel):
-                    o, n, c = share.assign(h[sel], cap, file_bytes, record_bytes)
-                    out[sel], new_mask[sel] = o, n
+            for a, share in enumerate(self.shares):
+                mask = owner == a
+                if mask.any():
+                    o, n, c = share.assign(h[mask], cap, file_bytes, record_bytes)
+                    out[mask], new_mask[mask] = o, n
                     created += c
+                    del o, n
         self.updated |= bool(new_mask.any())
         return out, new_mask, sorted(created)
 
     def lookup(self, hashes: np.ndarray) -> np.ndarray:
         """Bucket of each hash, -1 where no share holds it."""
         h = np.asarray(hashes, np.int32)
-        parts = split_by_assigner(h, self.num_assigners)
-        if parts[0] is None:
+        owner = owners(h, self.num_assigners)
+        if owner is None:
             return self.shares[0].map.lookup(h)
         out = np.full(len(h), -1, np.int16)
-        for share, sel in zip(self.shares, parts, strict=True):
-            if len(sel):
-                out[sel] = share.map.lookup(h[sel])
+        for a, share in enumerate(self.shares):
+            mask = owner == a
+            if mask.any():
+                out[mask] = share.map.lookup(h[mask])
         return out
 
     def add_entries(self, bucket: int, keys: int, collisions: int) -> None:
