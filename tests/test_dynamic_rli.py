@@ -19,6 +19,7 @@ from indexbench import services
 from indexbench.driver import open_table, upsert
 from indexbench.verify import verify_table
 from indexes.dynamic_rli import rli
+from indexes.dynamic_rli.assigner import PartitionIndex, assigner_of
 from tableformat import basefile as bf
 from tableformat.errors import ConcurrentWriterError, WriteFailedError
 from tableformat.table import Table
@@ -116,29 +117,51 @@ def test_lazy_bootstrap_and_eviction_flow_through_the_driver(grown):
     assert got == [
         (2, 0, 0, 0, 2),    # A, B loaded (no RLI yet), both updated -> kept
         (1, 0, 0, 1, 2),    # C loaded; B idle, committed -> evicted
-        (1, 1, 60, 2, 1),   # B re-bootstrapped from its one RLI file; B (no new key), C go
-        (1, 1, 50, 1, 1),   # C re-bootstrapped; A had only updates -> evicted
+        (1, 2, 60, 2, 1),   # B re-bootstrapped from its RLI (a file per share); B, C go
+        (1, 2, 50, 1, 1),   # C re-bootstrapped; A had only updates -> evicted
     ]
     assert [sorted(c) for c in grown["caches"]] == [["A", "B"], ["A", "C"], ["A"], ["C"]]
     assert all(x["index_mem_bytes"] > 0 and x["index_disk_bytes"] > 0 for x in m)
+    # the driver holds no key state: only flags and per-share figures
+    assert all(x["driver_index_mem_bytes"] == 0 for x in m)
+    for c in grown["caches"]:
+        for meta in c.values():
+            assert not [v for v in vars(meta).values() if isinstance(v, np.ndarray)]
+    # every resident partition was touched in every batch: the tasks hold exactly the
+    # logical resident bytes, each share once, and every share is counted as a hit or a load
+    assert [x["assigner_mem_bytes_total"] for x in m] == [x["index_mem_bytes"] for x in m]
+    # each task holds its own share, none all of them (max ≈ total / P at scale:
+    # benchmarks/bench_dynamic_rli_scale.py; 50-120 keys a partition here)
+    assert all(0 < x["assigner_mem_bytes_max"] < x["assigner_mem_bytes_total"] for x in m)
+    touched = [2 * len(b) for b in PLAN]  # P = 2 shares per touched partition
+    assert [x["assigner_cache_hits"] + x["assigner_bootstraps"] for x in m] == touched
 
 
 def test_restart_rebuilds_identical_routing_from_the_rli(grown):
+    """A restart bootstraps each partition whole (the simulator's way) and an assigner
+    task bootstraps one share from its own files: the same shares, the same bytes the
+    tasks reported, the same routing of new keys."""
     uri = grown["uri"]
     _, fresh = open_table(uri, "dynamic-rli")
     table = Table(uri)
     snap = table.snapshot()
-    assert fresh.core.resolve_assigners(fresh.recorded_assigners(snap), 1) == \
-        PARAMS["num_assigners"]
-    live = {"A": grown["caches"][2]["A"], "C": grown["caches"][3]["C"]}  # all their keys
-    for p, before in live.items():
-        after = fresh.core.partition_index(p, lambda p=p: rli.bootstrap_entries(table, snap, p))
-        for x, y in zip(before.map.items(), after.map.items(), strict=True):
-            np.testing.assert_array_equal(x, y)
-        np.testing.assert_array_equal(before.keys_per_bucket, after.keys_per_bucket)
+    P = PARAMS["num_assigners"]
+    assert fresh.core.resolve_assigners(fresh.recorded_assigners(snap), 1) == P
+    files = fresh.read_view_extra(snap)["index_files"]
+    reported = {"A": grown["caches"][2]["A"], "C": grown["caches"][3]["C"]}  # all their keys
+    for p, meta in reported.items():
+        whole = fresh.core.partition_index(p, lambda p=p: rli.bootstrap_entries(table, snap, p))
+        assert whole.nbytes == meta.nbytes and whole.num_keys == meta.num_keys
         new = np.arange(-500, 500, 7, dtype=np.int32)
-        np.testing.assert_array_equal(copy.deepcopy(before).assign(new, fresh.capacity())[0],
-                                      copy.deepcopy(after).assign(new, fresh.capacity())[0])
+        routed = copy.deepcopy(whole).assign(new, fresh.capacity())[0]
+        for a in range(P):
+            own = PartitionIndex.bootstrap(P, *rli.share_entries(table, files[p], a, P))
+            for x, y in zip(whole.shares[a].map.items(), own.map.items(), strict=True):
+                np.testing.assert_array_equal(x, y)
+            np.testing.assert_array_equal(whole.shares[a].keys_per_bucket, own.keys_per_bucket)
+            mine = new[assigner_of(new, P) == a]
+            np.testing.assert_array_equal(own.assign(mine, fresh.capacity())[0],
+                                          routed[assigner_of(new, P) == a])
 
 
 def test_verify_reports_orphans_duplicates_and_wrong_buckets(spark, grown):
@@ -192,7 +215,8 @@ def test_crash_between_data_write_and_rli_write(spark, tmp_path):
     assert proc.returncode == 137, proc.stderr[-2000:]
     (pending,) = Table(uri).pending_instants()
     left = [f for f in table_files(uri) if f.endswith(f"_{pending}.parquet")]
-    assert left and not [f for f in left if "record_index" in f]  # data yes, RLI no
+    # data and the assigner tasks' RLI file (written while tagging), none committed
+    assert left and [f for f in left if "record_index" in f]
     pd.testing.assert_frame_equal(read_snapshot(uri), before)
     with Table(uri):
         pass
@@ -237,8 +261,8 @@ def test_failed_commit_after_rli_write_then_collisions(spark, tmp_path, monkeypa
 
 
 def test_rli_compaction_end_to_end(spark, tmp_path):
-    """rli.compact.files=1: after a batch adds a second RLI file to a partition, the
-    partition's RLI is compacted into one file by its own replacecommit (the inline
+    """rli.compact.files=1: after a batch adds a second RLI file to a partition's shares,
+    the partition's RLI is compacted into one file per share by its own replacecommit (the inline
     service after the commit, through the service runner); routing and every invariant
     survive, and the replaced files are gone."""
     uri = str(tmp_path / "t")
@@ -255,13 +279,13 @@ def test_rli_compaction_end_to_end(spark, tmp_path):
             metrics.append(services.run_inline(spark, table, index, batch_no=b))
     assert [[m["rli_compactions"] for m in rows] for rows in metrics] == [[], [1], [1]]
     row = metrics[1][0]
-    assert row["operation"] == "rli_compaction" and row["files_read"] == 2
+    assert row["operation"] == "rli_compaction" and row["files_read"] == 4  # 2 per share
     assert row["rli_entries_written"] == 110 and row["bytes_read"] > 0
     snapshot = Table(uri).snapshot()
     visible = rli.visible_files(Table(uri), "A", snapshot.completed,
                                 rli.replaced_files(snapshot.extra))
-    assert len(visible) == 1
+    assert len(visible) == 2 and {rli.share_of(f.path) for f in visible} == {0, 1}
     on_disk = [f for f in table_files(uri) if "/record_index/A/" in f]
-    assert len(on_disk) == 1
+    assert len(on_disk) == 2
     assert verify_table(spark, uri) == []
     assert len(read_snapshot(uri)) == 160

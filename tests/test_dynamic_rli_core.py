@@ -334,7 +334,7 @@ def test_rli_readers_see_only_committed_instants_and_rollback_removes_the_rest(t
     assert names == [f"{rli.RLI_DIR}/p/rli-0_{i1}.parquet"]
 
 
-def test_rli_compaction_replaces_files_with_one(tmp_path):
+def test_rli_compaction_replaces_files_with_one_per_share(tmp_path):
     table = _table(tmp_path)
     with table:
         for keys in (["a"], ["b", "c"]):
@@ -345,14 +345,21 @@ def test_rli_compaction_replaces_files_with_one(tmp_path):
         snap = table.snapshot()
         files = [f.path for f in rli.visible_files(table, "p", snap.completed)]
         c = table.start_instant("replacecommit")
-        rel, size, rows = rli.compact_partition(table, "p", files, c)
+        made = rli.compact_partition(table, "p", files, c, 2)
         table.complete_instant(c, {"partitionToWriteStats": {}, "extraMetadata": {
-            rli.FILES_KEY: json.dumps([{"path": rel, "bytes": size}]),
+            rli.FILES_KEY: json.dumps([{"path": r, "bytes": n} for r, n, _ in made]),
             rli.REPLACED_KEY: json.dumps(files)}}, action="replacecommit")
     snap = table.snapshot()
-    assert rows == 3
+    assert sum(rows for *_, rows in made) == 3
     visible = rli.visible_files(table, "p", snap.completed, rli.replaced_files(snap.extra))
-    assert [f.path for f in visible] == [rel]
+    assert [f.path for f in visible] == sorted(r for r, *_ in made)
+    # each file holds one share's keys, and a share's bootstrap reads only its own
+    paths = [f.path for f in visible]
+    for a in (0, 1):
+        h, _ = rli.share_entries(table, paths, a, 2)
+        assert (assigner_of(h, 2) == a).all()
+        assert all(rli.share_of(f) in (a, 1 - a) for f in paths)
+    assert sum(len(rli.share_entries(table, paths, a, 2)[0]) for a in (0, 1)) == 3
     got = rli.read_record_index_locations(table, "p", snap.completed,
                                           rli.replaced_files(snap.extra))
     assert sorted(got.column("record_key").to_pylist()) == ["a", "b", "c"]

@@ -1,16 +1,20 @@
 """dynamic-rli: buckets that grow online, routed by a partitioned record-level index.
 
 Engine-neutral definition. The Spark-free cores are the cache
-(:mod:`~indexes.dynamic_rli.cache`), the assigners (:mod:`~indexes.dynamic_rli.assigner`),
+(:mod:`~indexes.dynamic_rli.cache`), the assigners (:mod:`~indexes.dynamic_rli.assigner`)
+and a partition's per-assigner shares (:mod:`~indexes.dynamic_rli.shares`),
 the eviction flow (:mod:`~indexes.dynamic_rli.eviction`), the RLI store
 (:mod:`~indexes.dynamic_rli.rli`) and the writer state that drives them
 (:mod:`~indexes.dynamic_rli.core`); :mod:`~indexes.dynamic_rli.spark` distributes them on
-Spark and :mod:`~indexes.dynamic_rli.sim` runs them in the simulator.
+Spark (shares held by assigner tasks, :mod:`~indexes.dynamic_rli.executor`; the driver's
+metadata, :mod:`~indexes.dynamic_rli.ledger`) and :mod:`~indexes.dynamic_rli.sim` runs
+them in the simulator.
 """
 
 from __future__ import annotations
 
 import json
+from collections import Counter
 from typing import Any
 
 import numpy as np
@@ -43,6 +47,20 @@ class DynamicRliIndex(RecordIndex):
     SIM_MEMORY_HEAVY = True  # its caches: the memory-heavy run at a billion keys
     METRICS = (
         Metric("resident_partitions", "partitions whose cache is loaded"),
+        # index_mem_bytes (contract column): the resident shares' bytes as the seed's
+        # long-lived assigners hold them (Spark: as the assigner tasks last reported them)
+        Metric("driver_index_mem_bytes", "bytes of key -> bucket state in the driver (0)",
+               measured=True),
+        Metric("assigner_mem_bytes_max", "largest assigner task's resident share bytes",
+               measured=True),
+        Metric("assigner_mem_bytes_total", "resident share bytes over the assigner tasks",
+               measured=True),
+        Metric("assigner_cache_hits", "shares a task found warm and current in its worker",
+               measured=True),
+        Metric("assigner_bootstraps", "shares a task loaded from its RLI files",
+               measured=True),
+        Metric("assigner_keys_loaded", "keys those loads read", measured=True),
+        Metric("assigner_bootstrap_s", "task seconds of those loads", measured=True),
         Metric("resident_keys", "keys held by the loaded caches"),
         Metric("resident_collisions", "key hashes of the caches shared by several keys"),
         Metric("keys_bootstrapped", "keys loaded from the RLI into caches this batch"),
@@ -65,8 +83,8 @@ class DynamicRliIndex(RecordIndex):
         BUCKET_COUNT_TOTAL,
     )
     SERVICES = (
-        TableService("rli-compaction", "compact a partition's RLI files into one once it "
-                     "has more than hoodie.bucket.index.dynamic.rli.compact.files",
+        TableService("rli-compaction", "compact a partition's RLI files into one per share "
+                     "once a share has more than hoodie.bucket.index.dynamic.rli.compact.files",
                      operation="rli_compaction", inline=True),
     )
     PARAMS = (
@@ -89,8 +107,8 @@ class DynamicRliIndex(RecordIndex):
               "also keep partitions only looked up in a checkpoint (default: the design's "
               "flow, which keeps only partitions with new keys)"),
         Param("rli_compact_files", "hoodie.bucket.index.dynamic.rli.compact.files", int, 0,
-              "compact a partition's RLI into one file (own replacecommit) once it has more "
-              "than this many files; 0 = never"),
+              "compact a partition's RLI into one file per share (own replacecommit) once "
+              "a share has more than this many files; 0 = never"),
     )
 
     def __init__(self, **params: Any):
@@ -137,8 +155,9 @@ class DynamicRliIndex(RecordIndex):
                                      keys.column(view.record_key_field), stats, counts)
 
     def plan_service(self, service, table, snapshot, options) -> list | None:
-        """RLI compaction: every partition with more than ``rli.compact.files`` visible
-        RLI files, with those files (None: none has, or compaction is off)."""
+        """RLI compaction: every partition one of whose shares (an assigner's files) has
+        more than ``rli.compact.files`` visible RLI files, with the partition's files
+        (None: none has, or compaction is off)."""
         limit = self.params["rli_compact_files"]
         if not limit:
             return None
@@ -146,7 +165,8 @@ class DynamicRliIndex(RecordIndex):
         todo = []
         for p in rli.rli_partitions(table):
             files = rli.visible_files(table, p, snapshot.completed, replaced)
-            if len(files) > limit:
+            per_share = Counter(rli.share_of(f.path) for f in files)
+            if max(per_share.values(), default=0) > limit:
                 todo.append((p, [f.path for f in files]))
         return todo or None
 

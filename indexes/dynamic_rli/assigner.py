@@ -106,6 +106,14 @@ class PartitionIndex:
             grown[:len(self.keys_per_bucket)] = self.keys_per_bucket
             self.keys_per_bucket = grown
 
+    def add_keys(self, bucket: int, keys: int, collisions: int) -> None:
+        """Keys of ``bucket`` that ``assign`` did not count: further keys of a hash it
+        saw (a 32-bit collision), each also counted as a collision."""
+        self.collisions += collisions
+        if keys > 0:
+            self._grow(bucket + 1)
+            self.keys_per_bucket[bucket] += keys
+
     def remaining(self, buckets: np.ndarray, cap: Capacity, file_bytes: dict[int, int],
                   record_bytes: float) -> np.ndarray:
         """Keys each bucket can still take before it is full."""

@@ -17,8 +17,9 @@ from typing import Any
 
 import numpy as np
 
-from indexes.dynamic_rli.assigner import Capacity, PartitionIndex, count_values
+from indexes.dynamic_rli.assigner import Capacity, count_values
 from indexes.dynamic_rli.eviction import PartitionCaches
+from indexes.dynamic_rli.shares import PartitionShares
 from tableformat.basefile import bucket_of_file_id
 from tableformat.errors import TableConfigError
 
@@ -93,13 +94,15 @@ class DynamicRliCore:
         self.pending = instant
         self.new, self.new_buckets = {}, {}
 
-    def partition_index(self, partition: str, load: Callable[[], RliEntries]) -> PartitionIndex:
-        """The partition's cache, bootstrapped from its RLI on first touch (lazy)."""
+    def partition_index(self, partition: str, load: Callable[[], RliEntries]
+                        ) -> PartitionShares:
+        """The partition's cache (its P shares), bootstrapped from its RLI on first
+        touch (lazy)."""
         if partition in self.caches:
             return self.caches[partition]
         t0 = time.perf_counter()
         hashes, buckets, files_read, bytes_read = load()
-        pidx = PartitionIndex.bootstrap(self.num_assigners, hashes, buckets)
+        pidx = PartitionShares.bootstrap(self.num_assigners, hashes, buckets)
         self.caches[partition] = pidx
         self.count(keys_bootstrapped=len(hashes), rli_files_read=files_read,
                    rli_bytes_read=bytes_read, partitions_bootstrapped=1,
@@ -124,7 +127,7 @@ class DynamicRliCore:
         assigns nothing (a delete never creates a key)."""
         pidx = self.partition_index(partition, load)
         pidx.accessed = True
-        return pidx.map.lookup(np.asarray(hashes, dtype=np.int32))
+        return pidx.lookup(np.asarray(hashes, dtype=np.int32))
 
     def record_rli_entries(self, partition: str, entries: int, per_bucket: dict[int, int],
                            distinct_hashes: int | None = None) -> None:
@@ -143,11 +146,13 @@ class DynamicRliCore:
             counted = count_values(nb, 0)  # keys per bucket id (np.unique: ~7x slower)
         if partition in self.caches:
             pidx = self.caches[partition]
-            pidx.collisions += collisions
             for b, n in per_bucket.items():
+                if distinct_hashes is None:  # every entry collided with an existing key
+                    pidx.add_entries(int(b), n, n)
+                    continue
                 extra = n - (int(counted[int(b)]) if int(b) < len(counted) else 0)
                 if extra > 0:
-                    pidx.keys_per_bucket[int(b)] += extra
+                    pidx.add_entries(int(b), extra, extra)
         self.count(hash_collisions=collisions, rli_entries_written=entries)
 
     def release(self, partition: str) -> None:

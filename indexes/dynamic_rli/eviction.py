@@ -11,8 +11,7 @@ never updated, which sorts before every checkpoint.
 from __future__ import annotations
 
 from collections.abc import Iterator
-
-from indexes.dynamic_rli.assigner import PartitionIndex
+from typing import Any
 
 
 def _le(a: str | None, b: str | None) -> bool:
@@ -21,21 +20,28 @@ def _le(a: str | None, b: str | None) -> bool:
 
 
 class PartitionCaches:
-    """The resident partitions (``Partition -> {recordKeyHash -> bucketId}``)."""
+    """The resident partitions (``Partition -> {recordKeyHash -> bucketId}``).
+
+    An entry is anything with the flow's flags (``updated``, ``accessed``,
+    ``last_updated_checkpoint``) and ``nbytes``, ``num_keys``, ``collisions``: the
+    partition's shares (:class:`~indexes.dynamic_rli.shares.PartitionShares`, the
+    simulator) or the Spark driver's metadata of shares held by executor tasks
+    (:class:`~indexes.dynamic_rli.ledger.PartitionMeta`).
+    """
 
     def __init__(self, keep_accessed: bool = False):
         # keep_accessed: also keep partitions merely looked up in the interval (Paimon's
         # `accessed`); False follows the design document literally.
         self.keep_accessed = keep_accessed
-        self._parts: dict[str, PartitionIndex] = {}
+        self._parts: dict[str, Any] = {}
 
     def __contains__(self, partition: str) -> bool:
         return partition in self._parts
 
-    def __getitem__(self, partition: str) -> PartitionIndex:
+    def __getitem__(self, partition: str) -> Any:
         return self._parts[partition]
 
-    def __setitem__(self, partition: str, index: PartitionIndex) -> None:
+    def __setitem__(self, partition: str, index: Any) -> None:
         self._parts[partition] = index
 
     def __len__(self) -> int:
@@ -49,7 +55,7 @@ class PartitionCaches:
         return sum(p.nbytes for p in self._parts.values())
 
     def keys(self) -> int:
-        return sum(len(p.map) for p in self._parts.values())
+        return sum(p.num_keys for p in self._parts.values())
 
     def snapshot(self, checkpoint: str, latest_successful: str | None) -> list[str]:
         """The eviction flow; returns the evicted partitions."""

@@ -2,7 +2,12 @@
 ``key -> bucket``, as Parquet under ``.hoodie/metadata/record_index/<partition>/``.
 
 Each file holds entries (record key, key hash, bucket, file id, instant) of keys that
-were *new* in one instant, named ``rli-<tag>_<instant>.parquet``. The instant in the
+were *new* in one instant, named ``rli-<tag>_<instant>.parquet``. The tag names the
+file's *share*: ``a<k>`` (new keys of assigner ``k``), ``x<k>`` (its keys whose hash an
+existing key had) and ``c<k>`` (its compacted entries) hold only keys of assigner ``k``
+(``assigner_of(hash, P)``), so a bucket-assigner task bootstraps from its own files and
+nothing else — the RLI sharded by key hash into file groups as Hudi's RLI is (files of
+an untagged share, from tables written before, are read whole and filtered). The instant in the
 name is what makes the RLI atomic with the data: the table's rollback deletes
 ``.hoodie/metadata`` files of uncommitted instants, and readers only take files whose
 instant is on the completed timeline and not replaced by a completed RLI compaction
@@ -22,6 +27,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from indexes.dynamic_rli.assigner import assigner_of
 from indexes.lookup import Candidates
 from tableformat import basefile as bf
 from tableformat import fs as tfs
@@ -42,6 +48,20 @@ _NAME_RE = re.compile(r"^rli-(?P<tag>[A-Za-z0-9]+)_(?P<instant>\d{17})\.parquet$
 
 def file_name(instant: str, tag: str = "0") -> str:
     return f"rli-{tag}_{instant}.parquet"
+
+
+_SHARE_RE = re.compile(r"^rli-[acx](?P<share>\d+)_")
+
+
+def share_tag(kind: str, assigner: int) -> str:
+    """The tag of a share's file: ``kind`` a (new keys), x (collided) or c (compacted)."""
+    return f"{kind}{assigner}"
+
+
+def share_of(path: str) -> int | None:
+    """The assigner whose keys an RLI file holds (None: a file of every assigner)."""
+    m = _SHARE_RE.match(path.rsplit("/", 1)[-1])
+    return int(m["share"]) if m else None
 
 
 def instant_of(name: str) -> str | None:
@@ -160,13 +180,42 @@ def bootstrap_entries(table, snapshot, partition: str) -> tuple[np.ndarray, np.n
             stats.files_read, stats.bytes_read)
 
 
-def compact_partition(table, partition: str, files: list[str], instant: str
-                      ) -> tuple[str, int, int]:
-    """Copy the entries of ``files`` unchanged into one file of ``instant`` (its own
-    replacecommit makes it visible and hides the old files); returns (path, bytes, rows)."""
+def share_entries(table, paths: Iterable[str], assigner: int, num_assigners: int,
+                  stats: IOStats | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(key hashes, buckets) of assigner ``assigner``'s committed entries among the
+    partition's visible RLI files ``paths``: its own share files, and its rows of
+    unsharded files. What a bucket-assigner task bootstraps a share from."""
+    hs, bs = [], []
+    for path in paths:
+        share = share_of(path)
+        if share is not None and share != assigner:
+            continue
+        t = read_file(table, path, ["key_hash", "bucket"], stats)
+        h = t.column("key_hash").to_numpy().astype(np.int32, copy=False)
+        b = t.column("bucket").to_numpy().astype(np.int16, copy=False)
+        if share is None and num_assigners > 1:
+            keep = assigner_of(h, num_assigners) == assigner
+            h, b = h[keep], b[keep]
+        hs.append(h)
+        bs.append(b)
+    if not hs:
+        return np.empty(0, np.int32), np.empty(0, np.int16)
+    return np.concatenate(hs), np.concatenate(bs)
+
+
+def compact_partition(table, partition: str, files: list[str], instant: str,
+                      num_assigners: int) -> list[tuple[str, int, int]]:
+    """Copy the entries of ``files`` unchanged into one file per share (``c<k>``) of
+    ``instant`` (its own replacecommit makes them visible and hides the old files);
+    returns (path, bytes, rows) of each."""
     data = pa.concat_tables([read_file(table, f).cast(SCHEMA) for f in files])
-    rel, size = write_file(table, partition, instant, data, tag="c")
-    return rel, size, data.num_rows
+    owner = assigner_of(data.column("key_hash").to_numpy(), num_assigners)
+    out = []
+    for a in np.unique(owner):
+        part = data.filter(pa.array(owner == a))
+        rel, size = write_file(table, partition, instant, part, tag=share_tag("c", int(a)))
+        out.append((rel, size, part.num_rows))
+    return out
 
 
 def lookup_candidates(table, files: Iterable[str], keys: pa.Array, stats: IOStats,

@@ -3,8 +3,9 @@
 Keys are hashed with Spark's own ``hash()`` (Murmur3, seed 42) re-implemented bit for
 bit in numpy, or Java's ``String.hashCode`` — the index's ``hash_function`` — so the
 caches hold exactly the hashes the Spark run holds. The RLI is the
-(hash, bucket) entries each commit appended per partition (one "file" per commit and
-partition, one more for colliding keys, as the Spark adapter writes them), spilled to
+(hash, bucket) entries each commit appended per partition (one "file" per commit,
+partition and assigner with new keys, one more per assigner for colliding keys, as the
+Spark adapter's assigner tasks write them), spilled to
 local files as an RLI is, and read back by a lazy bootstrap; its bytes are modelled.
 """
 
@@ -18,7 +19,7 @@ import numpy as np
 
 from indexes.bucket.files import existing_bucket_files, new_bucket_file_id
 from indexes.dynamic_rli import ASSIGNERS_KEY, rli
-from indexes.dynamic_rli.assigner import count_values
+from indexes.dynamic_rli.assigner import assigner_of, count_values
 from indexes.dynamic_rli.cache import hash_order
 from indexes.dynamic_rli.core import bucket_file_sizes
 from indexes.hashing import java_string_hash, spark_murmur3_hash
@@ -58,6 +59,16 @@ class DynamicRliSim(SimAdapter):
         np.savez(path, h=np.asarray(hashes, np.int32), b=np.asarray(buckets, np.int16))
         self.entries[path] = len(hashes)
         return path
+
+    def _write_shares(self, partition: str, hashes: np.ndarray, buckets: np.ndarray
+                      ) -> list[str]:
+        """One RLI "file" per assigner with entries (the share files of a real run)."""
+        P = self.core.num_assigners
+        if P == 1:
+            return [self._write_rli(partition, hashes, buckets)]
+        owner = assigner_of(hashes, P)
+        return [self._write_rli(partition, hashes[owner == a], buckets[owner == a])
+                for a in np.flatnonzero(np.bincount(owner, minlength=P))]
 
     def begin(self, batch: SimBatch) -> None:
         super().begin(batch)
@@ -145,7 +156,7 @@ class DynamicRliSim(SimAdapter):
                         entries = (uniq, buckets)
                     else:
                         entries = (np.repeat(uniq, k), np.repeat(buckets, k))
-                    self.appended.setdefault(p, []).append(self._write_rli(p, *entries))
+                    self.appended.setdefault(p, []).extend(self._write_shares(p, *entries))
                     del entries
                 del k
             self.core.release(p)

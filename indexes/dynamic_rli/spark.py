@@ -1,24 +1,32 @@
-"""dynamic-rli on Spark: where the caches live and what travels.
+"""dynamic-rli on Spark: P bucket-assigner tasks hold the caches; the driver holds none.
 
-The per-partition ``hash -> bucket`` caches (:class:`~indexes.dynamic_rli.core.DynamicRliCore`)
-stay in the *driver process* for the whole run, modelling the long-lived bucket-assigner
-operators of the design (Spark has no operator state that survives across batch jobs).
-Per batch only int32 key hashes travel:
+Per batch (:meth:`DynamicRliSpark.tag_location`):
 
-1. executors hash the record keys; the distinct hashes of each data partition come to
-   the driver as one int32 array per partition (``collect_set``), never rows;
-2. the driver bootstraps untouched partitions from the RLI, looks every hash up and
-   assigns the new ones (the core);
-3. one broadcast of sorted ``(hash int32, bucket int16)`` arrays per partition (6 bytes
-   per distinct key of the batch) plus ``bucket -> file id`` lets executors tag rows.
+1. the record key is hashed in the JVM and the rows go to P tasks by the seed's rule
+   (``repartitionById`` on the key's assigner: task ``a`` gets exactly assigner ``a``'s
+   rows, of every data partition);
+2. one broadcast plan says per data partition of the batch whether the seed's flow
+   bootstraps it now (not resident), each share's *token* (the tag of its committed
+   state), its visible RLI files (from the commits: no listing), its committed file
+   group ids and, in bytes mode, its latest base file sizes — no key state;
+3. each task (:mod:`~indexes.dynamic_rli.executor`) finds its (partition, assigner)
+   shares in its Python worker's registry and trusts one only if its tag equals the
+   token; otherwise (another worker changed it, a failed instant, a retry or recompute
+   of this instant) it reloads the share from its own RLI files (``rli-[acx]<a>_*``).
+   It assigns new keys, tags the rows, writes its RLI file of new keys and a stats file
+   (counts, created buckets, per-bucket new keys, share bytes, hits, loads).
 
-Memory and limits: the driver holds ~6 bytes per resident key (sorted arrays + a small
-delta, measured from ``nbytes``) plus ~10 bytes per distinct key of the batch in flight;
-100M resident keys are ~0.6 GB of driver memory, and every executor receives the batch's
-broadcast. On a cluster the driver is thus the one assigner process (the P assigners are
-id-space partitions, not parallel tasks): assignment does not scale out, and the
-driver's memory bounds the resident keys. Concurrent writers are refused by the table's
-writer lock.
+:meth:`~DynamicRliSpark.update_location` reads the P stats files, finds keys whose hash
+collided with an existing key (rare; written as ``rli-x<a>`` files), and runs the seed's
+eviction flow on the per-partition flags (:mod:`~indexes.dynamic_rli.ledger`); a task
+drops shares of evicted partitions the next time it runs. A committed instant turns the
+tasks' tags into tokens; a failed one distrusts the shares it touched.
+
+Memory: the driver holds a few numbers per resident (partition, share)
+(``driver_index_mem_bytes`` = 0, measured); each assigner task holds its shares,
+~6 bytes per resident key (``assigner_mem_bytes_max`` / ``_total``). Why a bootstrap
+and not engine state or pinned executors: docs/indexes/dynamic-rli.md ("On the
+executors"). Concurrent writers are refused by the table's writer lock.
 """
 
 from __future__ import annotations
@@ -29,8 +37,8 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
-from pyspark import StorageLevel
 from pyspark.sql import functions as F
+from pyspark.sql.pandas.types import to_arrow_schema
 
 from indexes.base import (
     BUCKET_COL,
@@ -40,17 +48,30 @@ from indexes.base import (
     SparkAdapter,
     TagContext,
 )
-from indexes.bucket.files import existing_bucket_files, new_bucket_file_id
+from indexes.bucket.files import existing_bucket_files
 from indexes.bucket.spark_routing import tagged_schema
-from indexes.dynamic_rli import ASSIGNERS_KEY, DynamicRliIndex, rli
-from indexes.dynamic_rli.cache import sorted_distinct
-from indexes.dynamic_rli.core import bucket_file_sizes, member
+from indexes.dynamic_rli import ASSIGNERS_KEY, DynamicRliIndex, rli, visible_rli_files
+from indexes.dynamic_rli.assigner import assigner_of
+from indexes.dynamic_rli.core import bucket_file_sizes
+from indexes.dynamic_rli.executor import (
+    HASH_COL,
+    AssignPlan,
+    PartitionPlan,
+    assign_task,
+    delete_stats,
+    read_stats,
+)
+from indexes.dynamic_rli.ledger import (
+    apply_task_stats,
+    commit_tags,
+    distrust,
+    driver_key_bytes,
+    record_collided,
+)
 from tableformat import basefile as bf
 from tableformat.basefile import IS_DELETED
-from tableformat.errors import IndexBenchError
 from tableformat.slice_reader import read_file_group
 
-HASH_COL = "__dyn_key_hash"
 MAX_REPORTED = 20
 
 
@@ -72,14 +93,23 @@ def hash_column(key_field: str, function: str):
     return java_hash(F.col(key_field))
 
 
+def assigner_column(hash_col, num_assigners: int):
+    """The key's assigner as Spark computes it, equal to :func:`assigner_of`."""
+    if num_assigners & (num_assigners - 1) == 0:
+        return hash_col.bitwiseAND(F.lit(num_assigners - 1))
+    return F.pmod(hash_col.bitwiseAND(F.lit(0x7FFFFFFF)), F.lit(num_assigners))
+
+
 class DynamicRliSpark(SparkAdapter):
-    """dynamic-rli's tagLocation/updateLocation on Spark around the driver-side core."""
+    """dynamic-rli's tagLocation/updateLocation: assigner tasks hold the caches."""
 
     def __init__(self, index: DynamicRliIndex):
         super().__init__(index)
-        self.core = index.core
+        self.core = index.core  # its caches hold PartitionMeta (flags, share figures)
         self._table = None
-        self._routing: dict[str, tuple] = {}
+        self._plan: AssignPlan | None = None
+        self._stats: list[dict] | None = None
+        self._tags: dict[tuple[str, int], str] = {}
         self._cleanup: list = []
 
     def _latest_successful(self) -> str | None:
@@ -88,155 +118,88 @@ class DynamicRliSpark(SparkAdapter):
 
     # ---- tagging ---------------------------------------------------------------
     def tag_location(self, batch, ctx: TagContext):
-        """Hashes to the driver, assignment there, (hash, bucket) arrays broadcast back."""
+        """Rows to their assigner's task; the tasks assign, tag and write the RLI."""
         self._table = ctx.table
         if self.core.pending is not None:  # the last checkpoint never completed
             self.after_commit(self.core.pending, ok=False)
         self.core.begin(ctx.instant, self._latest_successful)
-        self._routing = {}
+        self._stats, self._tags = None, {}
         cfg = ctx.table.config
         part, key = cfg.partition_field, cfg.record_key_field
-        self.core.resolve_assigners(self.index.recorded_assigners(ctx.snapshot),
-                                    ctx.spark.sparkContext.defaultParallelism)
-        hashed = batch.withColumn(HASH_COL, hash_column(key, self.index.params["hash_function"]))
-        hashed = hashed.persist(StorageLevel.MEMORY_AND_DISK)
-        self._cleanup.append(hashed.unpersist)
-        has_deletes = IS_DELETED in batch.columns
-        deleted = F.coalesce(F.col(IS_DELETED), F.lit(False)) if has_deletes else F.lit(False)
-        per_part = (hashed.groupBy(part).agg(
-            F.collect_set(F.when(~deleted, F.col(HASH_COL))).alias("h"),
-            F.collect_set(F.when(deleted, F.col(HASH_COL))).alias("d")).toArrow())
-        existing = existing_bucket_files(ctx.snapshot.in_partitions(ctx.partitions))
-        routing = {}
-        for i in range(per_part.num_rows):
-            p = per_part.column(0)[i].as_py()
-            hashes = sorted_distinct(per_part.column(1)[i].values.to_numpy().astype(np.int32))
-            file_bytes, per_record = bucket_file_sizes(ctx.snapshot.in_partitions([p]))
-            load = lambda p=p: rli.bootstrap_entries(ctx.table, ctx.snapshot, p)  # noqa: E731
-            if not len(hashes) and not file_bytes and p not in self.core.caches:
-                # only deletes, in a partition the table never had: nothing to look up
-                routing[p] = (hashes, np.empty(0, np.int16), np.empty(0, np.int32),
-                              np.empty(0, dtype=object))
-                continue
-            buckets, _ = self.core.route(p, hashes, load, file_bytes, per_record)
-            # deletes are located, never assigned: one of an unknown key gets no location
-            dels = sorted_distinct(per_part.column(2)[i].values.to_numpy().astype(np.int32))
-            dels = dels[~member(hashes, dels)[1]]
-            if len(dels):
-                found = self.core.locate(p, dels, load)
-                known = found >= 0
-                hashes = np.concatenate([hashes, dels[known]])
-                buckets = np.concatenate([buckets, found[known].astype(buckets.dtype)])
-                order = np.argsort(hashes, kind="stable")
-                hashes, buckets = hashes[order], buckets[order]
-            ub = sorted_distinct(buckets).astype(np.int32)
-            fids = np.array([existing.get((p, int(b))) or new_bucket_file_id(ctx.instant, p, b)
-                             for b in ub], dtype=object)
-            routing[p] = (hashes, buckets.astype(np.int16), ub, fids)
-        self._routing = routing
-        bc = ctx.spark.sparkContext.broadcast(routing)
+        P = self.core.resolve_assigners(self.index.recorded_assigners(ctx.snapshot),
+                                        ctx.spark.sparkContext.defaultParallelism)
+        plan = self._plan = self._make_plan(ctx, P)
+        bc = ctx.spark.sparkContext.broadcast(plan)
         self._cleanup.append(bc.destroy)
+        has_deletes = IS_DELETED in batch.columns
         schema = tagged_schema(batch.schema, has_deletes)  # null: a delete of an unknown key
-
+        hashed = batch.withColumn(HASH_COL, hash_column(key, self.index.params["hash_function"]))
+        routed = hashed.repartitionById(P, assigner_column(F.col(HASH_COL), P))
+        out_schema = to_arrow_schema(schema)
         acc = ctx.counters
 
-        def tag(frames):
-            table = bc.value
-            for pdf in frames:
-                acc.add({"keys_hashed": len(pdf)})  # hashed in the JVM for these rows
-                h = pdf[HASH_COL].to_numpy(dtype=np.int32)
-                parts = pdf[part].to_numpy(dtype=object)
-                dels = pdf[IS_DELETED].fillna(False).to_numpy(dtype=bool) if has_deletes \
-                    else np.zeros(len(pdf), bool)
-                buckets = np.full(len(pdf), -1, np.int32)
-                fids = np.full(len(pdf), None, dtype=object)
-                for p in pd.unique(parts):
-                    sel = np.flatnonzero(parts == p)
-                    hs, bs, ub, fid = table[p]
-                    pos, ok = member(hs, h[sel])
-                    if not (ok | dels[sel]).all():
-                        raise IndexBenchError(f"internal: unrouted key hash in {p!r}")
-                    sel, pos = sel[ok], pos[ok]
-                    b = bs[pos].astype(np.int32)
-                    buckets[sel] = b
-                    fids[sel] = fid[np.searchsorted(ub, b)]
-                pdf = pdf.drop(columns=HASH_COL)
-                pdf[FILE_ID_COL] = fids
-                pdf[BUCKET_COL] = pd.array(np.where(buckets >= 0, buckets, 0), dtype="Int32")
-                pdf.loc[buckets < 0, BUCKET_COL] = pd.NA
-                yield pdf
+        def run(batches):
+            from pyspark import TaskContext
 
-        return hashed.mapInPandas(tag, schema)
+            yield from assign_task(batches, bc.value, TaskContext.get().partitionId(),
+                                   part, key, out_schema, acc)
+
+        return routed.mapInArrow(run, schema)
+
+    def _make_plan(self, ctx: TagContext, P: int) -> AssignPlan:
+        """Per data partition of the batch: fresh or resident, share tokens, RLI files,
+        file groups (and sizes): no key state."""
+        snap = ctx.snapshot
+        files: dict[str, list[str]] = {}
+        for f in visible_rli_files(snap):
+            files.setdefault(f["path"][len(rli.RLI_DIR) + 1:].rsplit("/", 1)[0], []).append(
+                f["path"])
+        existing = existing_bucket_files(snap.in_partitions(ctx.partitions))
+        caches = self.core.caches
+        parts = {}
+        for p in ctx.partitions:
+            file_bytes, per_record = bucket_file_sizes(snap.in_partitions([p]))
+            parts[p] = PartitionPlan(
+                fresh=p not in caches,
+                tokens=caches[p].tokens() if p in caches else (None,) * P,
+                files=tuple(sorted(files.get(p, ()))),
+                file_ids={b: f for (q, b), f in existing.items() if q == p},
+                file_bytes=file_bytes if self.index.capacity().mode == "bytes" else {},
+                per_record=per_record, has_files=bool(file_bytes))
+        return AssignPlan(ctx.table.uri, ctx.instant, P, self.index.capacity(), parts,
+                          {p: caches[p].tokens() for p in caches})
 
     # ---- the RLI write (same instant as the data) ---------------------------------
     def update_location(self, ctx: CommitContext) -> dict:
-        """Append the RLI entries of this instant's new keys, then run the checkpoint's
-        eviction flow; the entries become visible only when the instant completes."""
-        cfg = ctx.table.config
-        part, key = cfg.partition_field, cfg.record_key_field
-        instant, uri = ctx.instant, ctx.table.uri
-        written: list[dict] = []
-        new = {p: h for p, h in self.core.new.items() if len(h)}
-        if new:
-            bc_new = ctx.spark.sparkContext.broadcast(new)
-            self._cleanup.append(bc_new.destroy)
-            rows = ctx.tagged.select(part, key, FILE_ID_COL, BUCKET_COL,
-                                     hash_column(key, self.index.params["hash_function"])
-                                     .alias(HASH_COL))
-            schema = rows.schema
-
-            def only_new(frames):
-                newh = bc_new.value
-                for pdf in frames:
-                    keep = np.zeros(len(pdf), bool)
-                    parts = pdf[part].to_numpy(dtype=object)
-                    h = pdf[HASH_COL].to_numpy(dtype=np.int32)
-                    for p in pd.unique(parts):
-                        if p in newh:
-                            sel = np.flatnonzero(parts == p)
-                            keep[sel] = member(newh[p], h[sel])[1]
-                    yield pdf[keep]
-
-            def write(pdf):
-                from tableformat.table import Table
-
-                p = pdf[part].iat[0]
-                entries = rli.entries_table(pdf[key], pdf[HASH_COL], pdf[BUCKET_COL],
-                                            pdf[FILE_ID_COL], instant)
-                rel, size = rli.write_file(Table(uri), p, instant, entries)
-                per_bucket = pdf.groupby(BUCKET_COL).size()
-                return pd.DataFrame([{
-                    "partition": p, "path": rel, "bytes": size, "entries": len(pdf),
-                    "hashes": int(pdf[HASH_COL].nunique()),
-                    "per_bucket": json.dumps({int(b): int(n) for b, n in per_bucket.items()}),
-                }])
-
-            out = (rows.mapInPandas(only_new, schema).groupBy(part)
-                   .applyInPandas(write, "partition string, path string, bytes long, "
-                                         "entries long, hashes long, per_bucket string")
-                   .collect())  # ok: one row per data partition
-            written = [r.asDict() for r in out]
-        written += self._collided_keys(ctx, written)
-        for w in written:
-            self.core.record_rli_entries(
-                w["partition"], w["entries"],
-                {int(b): n for b, n in json.loads(w["per_bucket"]).items()},
-                None if "collided" in w else w["hashes"])
-        self.core.checkpoint(instant, self._latest_successful())
-        return {ASSIGNERS_KEY: str(self.core.num_assigners),
+        """Read the tasks' reports (their RLI files are written), index keys whose hash
+        collided, then run the checkpoint's eviction flow; the entries become visible
+        only when the instant completes."""
+        P = self.core.num_assigners
+        self._stats = read_stats(ctx.table, ctx.instant, P)
+        delete_stats(ctx.table, ctx.instant, P)
+        self._tags, written = apply_task_stats(self.core, self._stats, ctx.instant)
+        collided = self._collided_keys(ctx, written)
+        for w in collided:
+            record_collided(self.core, w["partition"], w["assigner"], w["entries"],
+                            self._tags, ctx.instant)
+        self.core.checkpoint(ctx.instant, self._latest_successful())
+        files = written + collided
+        return {ASSIGNERS_KEY: str(P),
                 rli.FILES_KEY: json.dumps([{"path": w["path"], "bytes": w["bytes"],
                                             "entries": w["entries"]}
-                                           for w in sorted(written, key=lambda w: w["path"])])}
+                                           for w in sorted(files, key=lambda w: w["path"])])}
 
     def _collided_keys(self, ctx: CommitContext, written: list[dict]) -> list[dict]:
         """New keys whose hash an existing key already had (the cache saw a hit): the
-        writer counted them as inserts, so find and index them, per affected file group."""
+        writer counted them as inserts, so find and index them, per affected file group:
+        keys in neither the file group's previous slice nor this instant's RLI files."""
         cfg = ctx.table.config
         part, key = cfg.partition_field, cfg.record_key_field
         from_new: dict[tuple[str, int], int] = {}
         for w in written:
-            for b, n in json.loads(w["per_bucket"]).items():
-                from_new[(w["partition"], int(b))] = n
+            for b, n in w["per_bucket"].items():
+                from_new[(w["partition"], int(b))] = from_new.get((w["partition"], int(b)),
+                                                                  0) + n
         suspects = []
         for s in ctx.write_stats:
             b = s["bucketId"]
@@ -250,8 +213,10 @@ class DynamicRliSpark(SparkAdapter):
         completed, replaced = before.completed, rli.replaced_files(before.extra)
         deleted_in = partitions_with_deletes(ctx.table)
         fids = sorted({f for _, f in suspects})
-        new = self.core.new
-        uri, instant = ctx.table.uri, ctx.instant
+        ours = {}
+        for w in written:
+            ours.setdefault(w["partition"], []).append(w["path"])
+        uri = ctx.table.uri
         rows = (ctx.tagged.where(F.col(FILE_ID_COL).isin(fids))
                 .select(part, key, FILE_ID_COL, BUCKET_COL,
                         hash_column(key, self.index.params["hash_function"]).alias(HASH_COL)))
@@ -259,67 +224,95 @@ class DynamicRliSpark(SparkAdapter):
         def find(pdf):
             from tableformat.table import Table
 
+            t = Table(uri)
             p, fid = pdf[part].iat[0], pdf[FILE_ID_COL].iat[0]
-            h = pdf[HASH_COL].to_numpy(dtype=np.int32)
-            hit = ~member(new.get(p, np.empty(0, np.int32)), h)[1]
-            old = np.empty(0, dtype=object)
-            if (p, fid) in prev:
-                t = Table(uri)
-                old = read_file_group(t, prev[(p, fid)]).column(bf.RECORD_KEY).to_numpy()
             keys = pdf[key].to_numpy(dtype=object)
-            fresh = hit & ~np.isin(keys, old)
+            indexed = [rli.read_file(t, f, ["record_key"]).column("record_key")
+                       for f in ours.get(p, ())]
+            fresh = np.ones(len(keys), bool)
+            if indexed:
+                got = pa.chunked_array(indexed, pa.string()).combine_chunks()
+                fresh = ~pc.is_in(pa.array(keys, pa.string()), value_set=got).to_numpy(
+                    zero_copy_only=False)
+            if (p, fid) in prev:
+                old = read_file_group(t, prev[(p, fid)]).column(bf.RECORD_KEY).to_numpy()
+                fresh &= ~np.isin(keys, old)
             if fresh.any() and p in deleted_in:
                 # a re-insert of a deleted key: its RLI entry was kept, not a collision
-                t = Table(uri)
+                h = pdf[HASH_COL].to_numpy(dtype=np.int32)
                 entries = rli.read_record_index_locations(
                     t, p, completed, replaced, columns=["key_hash", "record_key"])
                 asked = pa.array(h[fresh]).cast(entries.schema.field("key_hash").type)
                 known = entries.filter(pc.is_in(entries.column("key_hash"), value_set=asked))
-                indexed = pc.is_in(pa.array(keys[fresh], pa.string()),
-                                   value_set=known.column("record_key").combine_chunks())
-                fresh[np.flatnonzero(fresh)] = ~indexed.to_numpy(zero_copy_only=False)
+                again = pc.is_in(pa.array(keys[fresh], pa.string()),
+                                 value_set=known.column("record_key").combine_chunks())
+                fresh[np.flatnonzero(fresh)] = ~again.to_numpy(zero_copy_only=False)
             return pdf[fresh]
 
         found = (rows.groupBy(part, FILE_ID_COL).applyInPandas(find, rows.schema)
                  .toPandas())  # bounded by hash collisions: rare by construction
         out = []
-        table = ctx.table
-        for p, g in found.groupby(part):
+        P = self.core.num_assigners
+        found["__a"] = assigner_of(found[HASH_COL].to_numpy(np.int32), P) if len(found) else []
+        for (p, a), g in found.groupby([part, "__a"]):
             entries = rli.entries_table(g[key], g[HASH_COL], g[BUCKET_COL], g[FILE_ID_COL],
-                                        instant)
-            rel, size = rli.write_file(table, p, instant, entries, tag="x")
-            per_bucket = g.groupby(BUCKET_COL).size()
-            out.append({"partition": p, "path": rel, "bytes": size, "entries": len(g),
-                        "hashes": 0, "collided": len(g),
-                        "per_bucket": json.dumps({int(b): int(n) for b, n in
-                                                  per_bucket.items()})})
+                                        ctx.instant)
+            rel, size = rli.write_file(ctx.table, p, ctx.instant, entries,
+                                       tag=rli.share_tag("x", int(a)))
+            out.append({"partition": p, "assigner": int(a), "path": rel, "bytes": size,
+                        "entries": len(g)})
         return out
 
     # ---- the checkpoint's completion -------------------------------------------
     def after_commit(self, instant: str, ok: bool) -> dict[str, float]:
-        """Checkpoint complete (``ok``) or failed: a failure drops the caches holding
-        mappings that never reached a committed RLI, so they re-bootstrap (failover)."""
+        """Checkpoint complete (``ok``): the tasks' tags become the shares' tokens.
+        Failed: the seed's flow drops partitions holding uncommitted mappings (all the
+        batch touched if the tasks' reports were never read) and no worker copy of a
+        touched share is trusted again (each reloads from committed files)."""
         for fn in self._cleanup:
             try:
                 fn()
             except Exception:  # noqa: BLE001 - cleanup must not mask the commit outcome
                 pass
         self._cleanup = []
+        touched = sorted(self._plan.partitions) if self._plan is not None else []
         if not ok:
+            if self._stats is None:
+                for p in touched:
+                    if p in self.core.caches:
+                        self.core.caches[p].updated = True
             self.core.fail(self._latest_successful())
+            distrust(self.core, touched)
+            self._plan = None
             return {}
+        commit_tags(self.core, self._tags)
         self.core.complete()
-        return self.core.cache_metrics()
+        stats = self._stats or []
+        # what each task holds of the partitions still resident after the checkpoint
+        # (it drops the evicted ones when it next runs)
+        mem = [sum(int(n) for p, n in t["mem"].items() if p in self.core.caches)
+               for t in stats]
+        self._plan = None
+        return {**self.core.cache_metrics(),
+                "driver_index_mem_bytes": driver_key_bytes(self.core),
+                "assigner_mem_bytes_max": max(mem, default=0),
+                "assigner_mem_bytes_total": sum(mem),
+                "assigner_cache_hits": sum(int(t["hits"]) for t in stats),
+                "assigner_bootstraps": sum(int(t["bootstraps"]) for t in stats),
+                "assigner_keys_loaded": sum(int(t["keys_loaded"]) for t in stats),
+                "assigner_bootstrap_s": sum(float(t["load_s"]) for t in stats)}
 
     # ---- table service: RLI compaction (run by indexbench.services) -----------------
     def service_request(self, service, plan) -> dict:
         return {"operationType": "INDEX", "partitions": [p for p, _ in plan]}
 
     def execute_service(self, service, plan, spark, table, instant, counters) -> ServiceWork:
-        """One task per partition copies the entries of its RLI files into one file of
-        ``instant``; the commit lists it and hides the old files, deleted once it
-        completes (a cleaner with zero retention; readers already ignore them)."""
-        made = compact_rli(spark, table, plan, instant, counters)
+        """One task per partition copies the entries of its RLI files into one file per
+        share of ``instant``; the commit lists them and hides the old files, deleted
+        once it completes (a cleaner with zero retention; readers already ignore them).
+        Content is unchanged, so the shares' tokens (and warm caches) stay valid."""
+        P = self.core.num_assigners or self.index.recorded_assigners(table.snapshot()) or 1
+        made = compact_rli(spark, table, plan, instant, counters, P)
         old = sorted(f for _, files in plan for f in files)
         # Hudi's nearest operation is its indexer's INDEX (Hudi compacts an index
         # inside its metadata table's own timeline; this RLI lives on the data table's)
@@ -341,10 +334,10 @@ class DynamicRliSpark(SparkAdapter):
 
 
 def compact_rli(spark, table, plan: list[tuple[str, list[str]]], instant: str,
-                counters) -> list[dict]:
-    """Compact each planned partition's RLI files into one file of ``instant`` (one
-    task per partition); returns (path, bytes, rows) of the new files. The files read
-    are counted in ``counters``."""
+                counters, num_assigners: int) -> list[dict]:
+    """Compact each planned partition's RLI files into one file per share of
+    ``instant`` (one task per partition); returns (path, bytes, rows) of the new files.
+    The files read are counted in ``counters``."""
     uri = table.uri
     todo = [(p, json.dumps(files)) for p, files in plan]
 
@@ -355,11 +348,12 @@ def compact_rli(spark, table, plan: list[tuple[str, list[str]]], instant: str,
         out = []
         for p, files in zip(pdf["partition"], pdf["files"], strict=True):
             paths = json.loads(files)
-            rel, size, rows = rli.compact_partition(t, p, paths, instant)
+            for rel, size, rows in rli.compact_partition(t, p, paths, instant,
+                                                         num_assigners):
+                out.append({"path": rel, "bytes": size, "rows": rows})
             counters.add({"files_read": len(paths),
                           "bytes_read": sum(t.fs.get_file_info(t.abs_path(f)).size
                                             for f in paths)})
-            out.append({"path": rel, "bytes": size, "rows": rows})
         return pd.DataFrame(out, columns=["path", "bytes", "rows"])
 
     df = spark.createDataFrame(pd.DataFrame(todo, columns=["partition", "files"]))
