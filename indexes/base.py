@@ -105,12 +105,16 @@ class Metric:
     counts) and copied into the upsert row by the driver; ``measured``: bytes or seconds
     a real run measures and the simulator only models (written there as
     ``model_<name>``). Neither: a figure the index computes itself (table figures,
-    service rows, cache figures)."""
+    service rows, cache figures). ``placement``: depends on where Spark ran the tasks
+    (which executor or Python worker a task landed in), so the same run twice may
+    differ; every other column is a pure function of workload, parameters and code
+    (tests/test_repeatable.py)."""
 
     name: str
     help: str
     counter: bool = False
     measured: bool = False
+    placement: bool = False
 
 
 @dataclass(frozen=True)
@@ -377,6 +381,11 @@ class RecordIndex(ABC):
     def measured_columns(cls) -> tuple[str, ...]:
         """Declared bytes and seconds: ``model_<name>`` in simulated rows."""
         return tuple(m.name for m in cls.METRICS if m.measured)
+
+    @classmethod
+    def placement_columns(cls) -> tuple[str, ...]:
+        """Declared figures that depend on where Spark ran the tasks (not repeatable)."""
+        return tuple(m.name for m in cls.METRICS if m.placement)
 
     @classmethod
     def service(cls, name: str) -> TableService | None:
