@@ -33,6 +33,35 @@ def default_out(workload_name: str, run_id: str) -> str:
     return os.path.join("out", f"{workload_name}-{run_id}")
 
 
+def _resume_point(tbl, fingerprint: str, index: str, table_uri: str,
+                  notify: Callable[[str], None] | None) -> int:
+    """The first batch of the workload the table does not hold yet (``run`` and
+    ``stream`` resume there); ``notify`` hears of the rollback done on opening and of
+    the batches skipped."""
+    first = committed_batches(tbl.snapshot(), fingerprint, tbl.uri)
+    pending, deleted = tbl.rolled_back
+    if notify and pending:
+        notify(f"{index}: rolled back unfinished instant(s) {', '.join(pending)} "
+               f"({len(deleted)} file(s) deleted)")
+    if notify and first:
+        notify(f"{index}: resuming at batch {first}: batches 0–{first - 1} of this "
+               f"workload are already committed in {table_uri}")
+    return first
+
+
+def _finish_pending(spark, tbl, idx, w: workloads.Workload, rows: list[dict[str, Any]],
+                    out: str, run_id: str, table_type: str) -> None:
+    """What the services left pending (a consistent-hashing resize) completes before the
+    writer lets go (the next writer would roll it back); its rows join ``rows``."""
+    from indexbench import services
+
+    for extra in services.finish_pending(spark, tbl, idx):
+        rows.append({"run_id": run_id, "index": idx.name, "workload": w.name,
+                     "table_type": table_type, **extra,
+                     "batch": w.batches if extra.get("batch") is None else extra["batch"]})
+        m.write_metrics(out, rows)
+
+
 def run(index: str = indexes.DEFAULT_INDEX, workload: str | workloads.Workload = "uniform", *,
         batches: int | None = None, batch_size: int | None = None,
         initial_records: int | None = None, seed: int | None = None,
@@ -78,14 +107,7 @@ def run(index: str = indexes.DEFAULT_INDEX, workload: str | workloads.Workload =
 
     # what the index needs running (an external server) lives as long as the run
     with idx.resources(tbl), tbl:
-        first = committed_batches(tbl.snapshot(), fingerprint, tbl.uri)
-        pending, deleted = tbl.rolled_back
-        if notify and pending:
-            notify(f"{index}: rolled back unfinished instant(s) {', '.join(pending)} "
-                   f"({len(deleted)} file(s) deleted)")
-        if notify and first:
-            notify(f"{index}: resuming at batch {first}: batches 0–{first - 1} of this "
-                   f"workload are already committed in {table_uri}")
+        first = _resume_point(tbl, fingerprint, index, table_uri, notify)
         for b in range(first, w.batches + 1):
             batch = batch_df(spark, w, b)
             # the upsert undoes its own instant; this also covers what its commit set off
@@ -106,11 +128,7 @@ def run(index: str = indexes.DEFAULT_INDEX, workload: str | workloads.Workload =
                 m.write_metrics(out, rows)
         # what the services left pending (a consistent-hashing resize) completes before
         # the writer lets go: the next writer would roll it back
-        for extra in services.finish_pending(spark, tbl, idx):
-            rows.append({"run_id": run_id, "index": index, "workload": w.name,
-                         "table_type": table_type, **extra,
-                         "batch": w.batches if extra.get("batch") is None else extra["batch"]})
-            m.write_metrics(out, rows)
+        _finish_pending(spark, tbl, idx, w, rows, out, run_id, table_type)
     write_run_json()  # again: parameters resolved while running (dynamic-rli's assigners)
     df = m.to_frame(rows)
     df.attrs["describe"] = idx.describe()
@@ -138,12 +156,13 @@ def stream(index: str = indexes.DEFAULT_INDEX, workload: str | workloads.Workloa
     committed is skipped. ``trigger_interval`` (e.g. ``"2 seconds"``): one micro-batch per
     interval holding whatever landed meanwhile; default one per landed batch.
     """
-    from indexbench import services
     from indexbench import stream as streaming
 
     streaming.check_options(rate, trigger_interval)
-    if timing not in ("phases", "total"):
-        raise IndexBenchError(f"timing must be one of phases, total, not {timing!r}")
+    from indexbench.driver import TIMINGS
+
+    if timing not in TIMINGS:
+        raise IndexBenchError(f"timing must be one of {', '.join(TIMINGS)}, not {timing!r}")
     w = load_workload(workload, batches, batch_size, initial_records, seed)
     from indexbench.driver import open_table
     from indexbench.spark import get_session, session_facts
@@ -167,25 +186,14 @@ def stream(index: str = indexes.DEFAULT_INDEX, workload: str | workloads.Workloa
 
     write_run_json()
     with idx.resources(tbl), tbl:
-        first = committed_batches(tbl.snapshot(), workload_fingerprint(w), tbl.uri)
-        pending, deleted = tbl.rolled_back
-        if notify and pending:
-            notify(f"{index}: rolled back unfinished instant(s) {', '.join(pending)} "
-                   f"({len(deleted)} file(s) deleted)")
-        if notify and first:
-            notify(f"{index}: resuming at batch {first}: batches 0–{first - 1} of this "
-                   f"workload are already committed in {table_uri}")
+        first = _resume_point(tbl, workload_fingerprint(w), index, table_uri, notify)
         streaming.run_stream(spark, tbl, idx, w, landing_dir=landing_dir,
                              checkpoint=checkpoint, rate=rate,
                              trigger_interval=trigger_interval, run_id=run_id, out=out,
                              rows=rows, first=first, timing=timing, progress=progress,
                              notify=notify)
         # what the services left pending completes before the writer lets go, as in run
-        for extra in services.finish_pending(spark, tbl, idx):
-            rows.append({"run_id": run_id, "index": index, "workload": w.name,
-                         "table_type": table_type, **extra,
-                         "batch": w.batches if extra.get("batch") is None else extra["batch"]})
-            m.write_metrics(out, rows)
+        _finish_pending(spark, tbl, idx, w, rows, out, run_id, table_type)
     write_run_json()
     df = m.to_frame(rows) if rows else pd.DataFrame(columns=m.CONTRACT_COLUMNS)
     df.attrs["describe"] = idx.describe()

@@ -199,7 +199,9 @@ def _print_summary(df: pd.DataFrame) -> None:
     console.print(LEGEND, style="dim", highlight=False)
 
 
-def cmd_run(args: argparse.Namespace) -> int:
+def _one_index_run(args: argparse.Namespace):
+    """What ``run`` and ``stream`` check and resolve before starting: the workload, the
+    parameters (refused before anything runs), the run id and out folder."""
     from indexbench import api
 
     w = _workload(args)
@@ -209,6 +211,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     out = args.out or api.default_out(w.name, run_id)
     _check_targets(out, {args.index: args.table}, sets)
     _print_notes([args.index], w, sets)
+    return w, sets, run_id, out
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from indexbench import api
+
+    w, sets, run_id, out = _one_index_run(args)
     progress, on_batch, done = _progress_bar(w.batches + 1, [args.index])
     with progress:
         df = api.run(args.index, w, params=sets[args.index], master=args.master,
@@ -226,13 +235,7 @@ def cmd_stream(args: argparse.Namespace) -> int:
     from indexbench.stream import check_options
 
     check_options(args.rate, args.trigger_interval)
-    w = _workload(args)
-    sets = with_table_type(parse_sets(args.sets), args.table_type)
-    check_indexes([args.index], sets)
-    run_id = new_run_id()
-    out = args.out or api.default_out(w.name, run_id)
-    _check_targets(out, {args.index: args.table}, sets)
-    _print_notes([args.index], w, sets)
+    w, sets, run_id, out = _one_index_run(args)
     progress, on_batch, done = _progress_bar(w.batches + 1, [args.index])
     with progress:
         df = api.stream(args.index, w, params=sets[args.index], master=args.master,
