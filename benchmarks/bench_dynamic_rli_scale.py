@@ -1,4 +1,4 @@
-"""dynamic-rli's assigners on the executors at scale (issue #28, point 4; tracks only).
+"""dynamic-rli's assigners on the executors at scale (tracks only).
 
 ``AssignerShareBytes``: ``INDEXBENCH_ASV_SHARE_KEYS`` resident keys (default 10,000,000;
 ``.ci/asv-check`` runs 20,000) of one partition over P = 4 assigners, each share built as

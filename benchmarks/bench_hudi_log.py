@@ -2,9 +2,9 @@
 records shaped like the benchmark's (five meta columns, a uuid key, a partition, a long
 ordering value, an index key and a 100-byte payload).
 
-Issue #27 asks for a log append of at least 200k records/s per core once records are
-tagged; ``track_*_records_per_s`` are the codec's share of that budget (best of 3, in
-memory, no file system).
+The merge-on-read speed target is a log append of at least 200k records/s per core once
+records are tagged; ``track_*_records_per_s`` are the codec's share of that budget (best
+of 3, in memory, no file system).
 """
 
 from __future__ import annotations
@@ -95,7 +95,7 @@ class LogBlockCodec:
 class LogAppend:
     """The whole merge-on-read append of one file group once its records are tagged
     (``indexbench.log_writer.append_file_group``): pre-combine, meta columns, the data
-    block, the marker and the log file on the local disk. Issue #27: >= 200k records/s
+    block, the marker and the log file on the local disk. Target: >= 200k records/s
     per core (``track_append_records_per_cpu_s``)."""
 
     rounds, repeat = SAMPLING

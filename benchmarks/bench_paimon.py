@@ -1,4 +1,4 @@
-"""Paimon's dynamic bucket index in memory (issue #31 point 2): bytes per key.
+"""Paimon's dynamic bucket index in memory (next to dynamic-rli's cache): bytes per key.
 
 pypaimon's native writer keeps each partition's ``key hash → bucket`` map (restored from
 the HASH index files) in Rust's heap, where no Python code can count it. So it is

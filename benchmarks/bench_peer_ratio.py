@@ -1,18 +1,18 @@
-"""simple-bucket against its peers on identical batches, side by side in one run (issues
-#11 and #31): delta-rs MERGE (copy-on-write, no record index) and Apache Paimon's
-fixed-bucket table (an LSM, merge-on-read; pypaimon's native writer where
-``pypaimon-rust`` is installed).
+"""simple-bucket against its peers on identical batches, side by side in one run (the
+speed targets against delta-rs and Paimon): delta-rs MERGE (copy-on-write, no record
+index) and Apache Paimon's fixed-bucket table (an LSM, merge-on-read; pypaimon's native
+writer where ``pypaimon-rust`` is installed).
 
 One ``api.compare(["simple-bucket"], peers=...)`` in ``setup_cache`` — one process, so
 every series shares the machine's state — and tracks of the ratio of their upsert
 seconds (batches >= 1, medians): 1.0 means the Spark upsert with a record index costs
 what a Python user gets from the peer. A regression of the write path shows as a rising
-ratio whatever the machine's speed. Issue #31's targets: <= 2 against delta-merge at 1M +
+ratio whatever the machine's speed. The targets: <= 2 against delta-merge at 1M +
 3 x 100k, <= 3 against paimon-fixed at 10M + 3 x 1M.
 
 A peer whose package is missing is left out (its tracks skipped, ``NotImplementedError``;
 ``pip install -e ".[peers]"``). Sizes: ``INDEXBENCH_ASV_PEER_SIZES=initial,batches,
-batch_size`` (default 1,000,000 + 3 x 100,000, the issue's first comparison).
+batch_size`` (default 1,000,000 + 3 x 100,000, the first delta-rs comparison's size).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ SIZES = {"initial_records": _sizes[0], "batches": _sizes[1], "batch_size": _size
 INDEX = "simple-bucket"
 # peer name on --peers → (its series here, the package it needs)
 PEERS = {"delta": ("delta-merge", "deltalake"), "paimon-fixed": ("paimon-fixed", "pypaimon")}
-SERIES = PEERS["delta"][0]  # the first yardstick (issue #11's)
+SERIES = PEERS["delta"][0]  # the first yardstick: delta-rs MERGE
 
 
 def ratios(df, series: str = SERIES) -> dict[str, float]:
@@ -139,12 +139,12 @@ def table_type_ratios(df, series: str) -> dict[str, float]:
 
 
 class ThroughputModeOverPeers(_PeerTracks):
-    """Issue #27's and #31's comparison as the docs measure it: simple-bucket on
+    """The speed targets' comparison as the docs measure it: simple-bucket on
     copy-on-write and merge-on-read in throughput mode (``timing="total"``: the phases
     fused, the pre-combine in each file group's write), against delta-merge and
-    paimon-fixed on the same batches, in one run. Targets: MOR <= 1x delta-merge (#27);
-    COW <= 2x delta-merge at 1M + 3 x 100k, the faster of the two <= 3x paimon-fixed at
-    10M + 3 x 1M (#31)."""
+    paimon-fixed on the same batches, in one run. Targets: MOR <= 1x delta-merge (the
+    merge-on-read target); COW <= 2x delta-merge at 1M + 3 x 100k, the faster of the two
+    <= 3x paimon-fixed at 10M + 3 x 1M (the copy-on-write and Paimon targets)."""
 
     def setup_cache(self) -> dict[str, Any]:
         return compare_with_peers("indexbench-asv-peer-total", table_type_ratios,

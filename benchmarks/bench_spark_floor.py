@@ -1,5 +1,6 @@
-"""The floor of throughput mode's two Spark jobs with nothing written (issue #27's target
-at 1M + 3 x 100k: MOR simple-bucket <= 1x delta-rs MERGE, 0.81 s a batch here).
+"""The floor of throughput mode's two Spark jobs with nothing written (the merge-on-read
+speed target at 1M + 3 x 100k: MOR simple-bucket <= 1x delta-rs MERGE, 0.81 s a batch
+here).
 
 A bucket index's batch in throughput mode is two jobs: the validation job, which must
 finish before anything is written, and the write job (the batch generated again, hashed

@@ -1,4 +1,4 @@
-"""`indexbench stream` holds its latency (issue 28, point 4): simple-bucket streams N
+"""`indexbench stream` holds its latency over a long stream: simple-bucket streams N
 micro-batches of R rows (after an initial load of R rows, its own micro-batch) and the
 figure is LST-Bench's degradation rate over the upserts' per-micro-batch processing
 seconds, Σᵢ₌₂..ₙ (Mᵢ − Mᵢ₋₁)/Mᵢ₋₁ ÷ (n − 1) (target ≤ 5%; docs/streaming.md).

@@ -28,9 +28,13 @@ from tableformat.table_type import check_table_type, short_name
 Progress = Callable[[dict[str, Any]], None]
 
 
+OUT_ENV = "INDEXBENCH_OUT"  # where runs given no --out go (default: out/ in the cwd)
+
+
 def default_out(workload_name: str, run_id: str) -> str:
-    """``out/<workload>-<run id>``: the directory names the run_id its run.json holds."""
-    return os.path.join("out", f"{workload_name}-{run_id}")
+    """``out/<workload>-<run id>`` (``$INDEXBENCH_OUT/...`` when set): the directory names
+    the run_id its run.json holds."""
+    return os.path.join(os.environ.get(OUT_ENV) or "out", f"{workload_name}-{run_id}")
 
 
 def _resume_point(tbl, fingerprint: str, index: str, table_uri: str,
@@ -207,6 +211,7 @@ def compare(indexes_: Sequence[str] | None = None, workload: str | workloads.Wor
             peers: Sequence[str] = (), run_id: str | None = None,
             notify: Callable[[str], None] | None = None, query_phase: bool = True,
             table_types: Sequence[str] = (), timing: str = "phases",
+            peer_params: dict[str, dict[str, str]] | None = None,
             **sizes: Any) -> pd.DataFrame:
     """Run every index on identical batches (same workload and seed), one metrics file.
 
@@ -219,14 +224,21 @@ def compare(indexes_: Sequence[str] | None = None, workload: str | workloads.Wor
     ``("cow", "mor")``): run every index once per table type on the same batches, each
     in its own table (``tables/<index>-<type>`` when there are several; series
     ``bloom`` and ``bloom (mor)``); empty: each index's own (``params`` may set
-    ``hoodie.table.type``). ``timing``: as :func:`run`'s.
+    ``hoodie.table.type``). ``timing``: as :func:`run`'s. ``peer_params``: a peer's
+    own settings (``{"hudi": {"hoodie.metadata.enable": "false"}}``); ``hudi`` writes
+    ``hudi-<index>`` for each index in the run that Hudi has, per table type, and
+    ``hudi-simple`` (docs/peers.md).
     """
     from indexbench.sim.driver import size_notes
     from indexbench.spark import get_session, session_facts
 
     peer_names = list(peers)
     peerlib.check(peer_names)
+    for name, settings in (peer_params or {}).items():
+        peerlib.check_settings(name, settings)
     names = list(indexes_ or default_compare_indexes())
+    plan = peerlib.planned(peer_names, names, table_types, params, peer_params)
+    peerlib.prepare(peer_names, notify)
     w = load_workload(workload, **sizes)
     run_id = run_id or m.new_run_id()
     out = out or default_out(w.name, run_id)
@@ -244,12 +256,20 @@ def compare(indexes_: Sequence[str] | None = None, workload: str | workloads.Wor
                               progress=progress, run_id=run_id, notify=notify,
                               timing=timing))
             described[name] = frames[-1].attrs["describe"]
-    peer_info = {}
-    for name, series in peerlib.runs(peer_names):
-        frame, peer_info[series] = _compare_peer(name, series, w, out=out, params=params,
-                                                 progress=progress, run_id=run_id,
-                                                 notify=notify, indexes_rows=frames)
-        frames.append(frame)
+    peer_info: dict[str, Any] = {}
+    try:
+        for s in plan:
+            if s.absent:
+                peer_info[s.label] = {"peer": s.peer, "absent": s.absent}
+                _tell(notify, f"peer {s.label}: no such table ({s.absent})")
+                continue
+            frame, peer_info[s.label] = _compare_peer(
+                s.peer, s.series, w, out=out, params=params, progress=progress,
+                run_id=run_id, notify=notify, indexes_rows=frames, table_type=s.table_type,
+                settings=(peer_params or {}).get(s.peer), several_types=len(types) > 1)
+            frames.append(frame)
+    finally:
+        peerlib.stop_all()
     if query_phase:
         frames.append(query(list(tables.values()),
                             workload=w, out=out, spark=spark, run_id=run_id, **COMPARE_QUERY))
@@ -265,7 +285,9 @@ def compare(indexes_: Sequence[str] | None = None, workload: str | workloads.Wor
 def _compare_peer(name: str, series: str, w: workloads.Workload, *, out: str,
                   params: dict[str, dict[str, Any]] | None, progress: Progress | None,
                   run_id: str, notify: Callable[[str], None] | None,
-                  indexes_rows: Sequence[pd.DataFrame]) -> tuple[pd.DataFrame, dict]:
+                  indexes_rows: Sequence[pd.DataFrame], table_type: str | None = None,
+                  settings: dict[str, str] | None = None, several_types: bool = False
+                  ) -> tuple[pd.DataFrame, dict]:
     """One peer series of a compare, after the indexes: its rows and its run.json entry.
 
     A failure of the peer's library is one line (``notify`` and run.json's ``error``),
@@ -276,17 +298,23 @@ def _compare_peer(name: str, series: str, w: workloads.Workload, *, out: str,
     info: dict[str, Any] = {"peer": name}
     try:
         p = peerlib.get(name)
-        loc = p.location(os.path.join(out, "tables"), series)
+        per_type = {"table_type": table_type} if table_type else {}
+        loc = p.location(os.path.join(out, "tables"), series,
+                         **({"table_type": table_type} if several_types else {}))
         info.update({**p.describe(series), "table": loc})
         frame = run_peer(series, w, out=out, table=loc, progress=progress, run_id=run_id,
-                         index_params=params, info=info)
+                         index_params=params, info=info, settings=settings,
+                         keep_running=True, **per_type)
     except Exception as e:  # noqa: BLE001 - a peer's library fails in its own ways
         first = (str(e).strip().splitlines() or [""])[0][:300]
         info["error"] = f"{type(e).__name__}: {first}"
         _tell(notify, f"peer {series} failed, the indexes' results stand: {info['error']}")
         rows = m.existing_rows(out)
         df = m.to_frame(rows) if rows else pd.DataFrame(columns=m.CONTRACT_COLUMNS)
-        return df[df["index"] == series].reset_index(drop=True), info
+        mine = df["index"] == series
+        if table_type and "table_type" in df.columns:
+            mine &= df["table_type"] == short_name(table_type)
+        return df[mine].reset_index(drop=True), info
     check = peer_records_check(frame, indexes_rows)
     if check:
         info["records_check"] = check
@@ -338,7 +366,9 @@ def run_peer(peer: str = "delta", workload: str | workloads.Workload = "uniform"
              out: str | None = None, table: str | None = None,
              progress: Progress | None = None, run_id: str | None = None,
              index_params: dict[str, dict[str, Any]] | None = None,
-             info: dict[str, Any] | None = None, **sizes: Any) -> pd.DataFrame:
+             info: dict[str, Any] | None = None, table_type: str | None = None,
+             settings: dict[str, str] | None = None, keep_running: bool = False,
+             **sizes: Any) -> pd.DataFrame:
     """A workload's batches through a peer (``peers.get(peer)``, no Spark); its rows.
 
     ``peer`` is a peer (every series of it, e.g. ``paimon``) or one series
@@ -347,6 +377,9 @@ def run_peer(peer: str = "delta", workload: str | workloads.Workload = "uniform"
     (default: the peer's ``location`` under ``<out>/tables``) resumes like an index's.
     ``index_params`` (index → ``--set`` overrides) reach a peer that mirrors an index's
     settings; ``info`` (one series) receives what its table resolved, for run.json.
+    ``table_type`` and ``settings`` reach a peer that takes them (``hudi``). What a peer
+    keeps running across series (Hudi's JVM) is stopped at the end unless
+    ``keep_running`` (a compare stops it after its last series).
     """
     todo = peerlib.runs([peer])
     if table is not None and len(todo) > 1:
@@ -355,29 +388,43 @@ def run_peer(peer: str = "delta", workload: str | workloads.Workload = "uniform"
     w = load_workload(workload, **sizes)
     run_id = run_id or m.new_run_id()
     out = out or default_out(w.name, run_id)
+    extra = {k: v for k, v in (("table_type", table_type), ("settings", settings))
+             if v is not None}
     written = []
-    for name, series in todo:
-        p = peerlib.get(name)
-        loc = table or p.location(os.path.join(out, "tables"), series)
-        tbl = p.open_table(loc, workload_fingerprint(w), series=series,
-                           index_params=index_params)
-        rows = m.existing_rows(out)
-        try:
-            for b in range(tbl.committed_batches(), w.batches + 1):
-                row = {"run_id": run_id, "index": series, "workload": w.name,
-                       **tbl.upsert(w, b)}
-                rows.append(row)
-                m.write_metrics(out, rows)
-                if progress:
-                    progress(row)
-        finally:
-            tbl.close()
-            if info is not None:
-                info.update(tbl.describe())
-        written.append(series)
+    try:
+        for name, series in todo:
+            p = peerlib.get(name)
+            loc = table or p.location(os.path.join(out, "tables"), series)
+            tbl = p.open_table(loc, workload_fingerprint(w), series=series,
+                               index_params=index_params, **extra)
+            try:
+                _peer_batches(tbl, w, series, out=out, run_id=run_id, progress=progress)
+            finally:
+                tbl.close()
+                if info is not None:
+                    info.update(tbl.describe())
+            written.append(series)
+    finally:
+        if not keep_running:
+            peerlib.stop_all()
     rows = m.existing_rows(out)
     df = m.to_frame(rows) if rows else pd.DataFrame(columns=m.CONTRACT_COLUMNS)
-    return df[df["index"].isin(written)].reset_index(drop=True)
+    mine = df["index"].isin(written)
+    if table_type and "table_type" in df.columns:
+        mine &= df["table_type"] == short_name(table_type)
+    return df[mine].reset_index(drop=True)
+
+
+def _peer_batches(tbl: Any, w: workloads.Workload, series: str, *, out: str, run_id: str,
+                  progress: Progress | None) -> None:
+    """The batches a peer's table has not committed yet, one metrics row each."""
+    rows = m.existing_rows(out)
+    for b in range(tbl.committed_batches(), w.batches + 1):
+        row = {"run_id": run_id, "index": series, "workload": w.name, **tbl.upsert(w, b)}
+        rows.append(row)
+        m.write_metrics(out, rows)
+        if progress:
+            progress(row)
 
 
 def default_compare_indexes() -> list[str]:

@@ -22,12 +22,15 @@ console = Console()
 errors = Console(stderr=True)  # error and interrupt lines: stdout stays the command's output
 
 
-def parse_sets(values: list[str] | None) -> dict[str, dict[str, str]]:
+def parse_sets(values: list[str] | None, peers_ok: bool = False) -> dict[str, dict[str, str]]:
     """``--set key=value`` or ``--set index:key=value`` into per-index parameter dicts.
 
     A bare key goes to every index that knows it; ``index:key`` to that index only.
+    ``peers_ok`` (compare): ``peer:key=value`` is a setting of a peer that takes them
+    (``hudi:hoodie.metadata.enable=false``), under the peer's name.
     """
     import indexes
+    import peers
     from indexes.base import refuse_global
     from tableformat import write_config
     from tableformat.errors import IndexBenchError
@@ -38,6 +41,13 @@ def parse_sets(values: list[str] | None) -> dict[str, dict[str, str]]:
     for item in values or []:
         target, sep, rest = item.partition(":")
         if sep and "=" in rest and "=" not in target:  # INDEX:KEY=VALUE
+            if peers.takes_settings(target):
+                if not peers_ok:
+                    raise IndexBenchError(f"--set {item}: a setting of the {target!r} peer, "
+                                          f"for compare --peers {target}")
+                key, _, value = rest.partition("=")
+                out.setdefault(target, {})[key.strip()] = value.strip()
+                continue
             if target not in out:
                 raise IndexBenchError(f"--set {item}: unknown index {target!r}"
                                       f"{did_you_mean(target, out)} (`indexbench list`)")
@@ -159,6 +169,16 @@ def _sizes(text: str) -> list[int]:
             from None
 
 
+class _Bar(Progress):
+    """A progress bar that leaves no trace when the command fails: a refused run (another
+    writer holds the table) prints its ``error:`` line, not ``batches 0/6`` above it."""
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc_type is not None:
+            self.live.transient = True
+        super().__exit__(exc_type, exc, tb)
+
+
 def _progress_bar(total: int, names: list[str]):
     """A progress bar and the callback that prints each batch's line above it.
 
@@ -167,8 +187,8 @@ def _progress_bar(total: int, names: list[str]):
     ends full."""
     from indexbench.terminal import FUSED_NOTE, BatchLines
 
-    progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(),
-                        MofNCompleteColumn(), TimeElapsedColumn(), console=console)
+    progress = _Bar(TextColumn("[bold]{task.description}"), BarColumn(),
+                    MofNCompleteColumn(), TimeElapsedColumn(), console=console)
     lines = BatchLines(names)
     last: dict[str, int] = {}
 
@@ -191,12 +211,17 @@ def _progress_bar(total: int, names: list[str]):
 
 def _print_summary(df: pd.DataFrame) -> None:
     from indexbench.api import summary
-    from indexbench.terminal import LEGEND, summary_tables
+    from indexbench.terminal import legend, pair_tables, summary_tables
+    from reports.peer_pairs import pairs
 
-    for table in summary_tables(summary(df), console.width):
+    medians = summary(df)
+    for table in summary_tables(medians, console.width):
         console.print()
         console.print(table)
-    console.print(LEGEND, style="dim", highlight=False)
+    console.print(legend(medians), style="dim", highlight=False)
+    for table in pair_tables(pairs(df), console.width):  # compare --peers hudi
+        console.print()
+        console.print(table)
 
 
 def _one_index_run(args: argparse.Namespace):
@@ -251,9 +276,14 @@ def cmd_stream(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
+    import time
+
     import peers
     from indexbench import api
+    from indexbench.terminal import fmt_seconds
+    from tableformat.errors import IndexBenchError
 
+    started = time.monotonic()
     names = [n.strip() for n in args.indexes.split(",")] if args.indexes else \
         api.default_compare_indexes()
     peer_names = peers.parse(args.peers)
@@ -264,7 +294,14 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
         raise IndexBenchError("--table-type and --table-types: give one (--table-types "
                               "runs each type's tables side by side)")
-    sets = with_table_type(parse_sets(args.sets), args.table_type)
+    sets = parse_sets(args.sets, peers_ok=True)
+    peer_params = {n: sets.pop(n) for n in list(sets) if peers.takes_settings(n)}
+    for name, settings in peer_params.items():
+        if name not in [peers.peer_of(n) for n in peer_names]:
+            raise IndexBenchError(f"--set {name}:...: a setting of the {name!r} peer, which "
+                                  f"this compare does not run (--peers {name})")
+        peers.check_settings(name, settings)
+    sets = with_table_type(sets, args.table_type)
     # a peer's table may mirror an index's parameters (a bucket count): checked too
     mirrored = [n for n in peers.mirrored_indexes(peer_names) if n not in names]
     check_indexes(names + mirrored, sets)
@@ -272,26 +309,33 @@ def cmd_compare(args: argparse.Namespace) -> int:
     out = args.out or api.default_out(w.name, run_id)
     _check_targets(out, dict.fromkeys(names), sets)
     _print_notes(names, w, sets)
+    params = {n: sets.get(n, {}) for n in names + mirrored}
+    # Hudi's bundle and Spark: fetched now (one line each, once), refused before Spark
+    peers.prepare(peer_names, lambda text: console.print(text, highlight=False))
     types = args.table_types or [None]
     series = [f"{n} (mor)" if t == "mor" else n for t in types for n in names]
+    peer_series = [s.label for s in peers.planned(peer_names, names, args.table_types or (),
+                                                  params, peer_params) if not s.absent]
     progress, on_batch, done = _progress_bar(
-        (w.batches + 1) * (len(series) + len(peers.runs(peer_names))),
-        series + [s for _, s in peers.runs(peer_names)])
+        (w.batches + 1) * (len(series) + len(peer_series)), series + peer_series)
     with progress:
-        df = api.compare(names, w, params={n: sets.get(n, {}) for n in names + mirrored},
+        df = api.compare(names, w, params=params,
                          out=out,
                          master=args.master, progress=on_batch, peers=peer_names,
                          run_id=run_id, notify=progress.console.print,
                          query_phase=args.query, table_types=args.table_types or (),
-                         timing=_timing(args))
+                         timing=_timing(args), peer_params=peer_params)
         done()
     _print_summary(df)
     if args.query:
         _print_queries(df[df["operation"] == "query"])
     console.print(f"metrics: {out}/metrics.parquet")
     console.print(f"report: {api.report([out])}")
-    if not args.keep_tables:
-        console.print(f"tables: removed {_remove_tables(out) / 2**20:,.1f} MiB ({out}/tables)")
+    size = _remove_tables(out) if not args.keep_tables else _tables_bytes(out)
+    console.print(f"took {fmt_seconds(time.monotonic() - started)} on "
+                  f"{os.cpu_count()} cores; tables: {size / 2**20:,.1f} MiB "
+                  f"({'removed' if not args.keep_tables else 'kept in'} {out}/tables)",
+                  highlight=False)
     return 0
 
 
@@ -318,15 +362,22 @@ def _check_targets(out: str, tables: dict[str, str | None],
                     flag="--table" if table else "--out")
 
 
+def _tables_bytes(out: str) -> int:
+    """Bytes of a compare's tables on disk (``<out>/tables``)."""
+    import os
+
+    root = os.path.join(out, "tables")
+    return sum(os.path.getsize(os.path.join(d, f)) for d, _, files in os.walk(root)
+               for f in files)
+
+
 def _remove_tables(out: str) -> int:
     """Delete a compare's tables (metrics and report stay); returns the bytes freed."""
     import os
     import shutil
 
-    root = os.path.join(out, "tables")
-    freed = sum(os.path.getsize(os.path.join(d, f)) for d, _, files in os.walk(root)
-                for f in files)
-    shutil.rmtree(root, ignore_errors=True)
+    freed = _tables_bytes(out)
+    shutil.rmtree(os.path.join(out, "tables"), ignore_errors=True)
     return freed
 
 
@@ -378,7 +429,7 @@ def query_out_dir(tables: list[str], run_id: str) -> str:
     run_dir = os.path.dirname(os.path.dirname(os.path.normpath(tables[0])))
     if os.path.exists(os.path.join(run_dir, "run.json")):
         return run_dir
-    return os.path.join("out", f"query-{run_id}")
+    return os.path.join(os.environ.get("INDEXBENCH_OUT") or "out", f"query-{run_id}")
 
 
 def cmd_query(args: argparse.Namespace) -> int:
@@ -468,6 +519,11 @@ def cmd_report(args: argparse.Namespace) -> int:
     if args.out:
         check_out_dir(args.out)
     page = api.report(args.dirs, out=args.out, asv_results=args.asv, strict=args.strict)
+    from reports.data import read_run_json, version_warning
+
+    warning = version_warning({str(d): read_run_json(d) for d in args.dirs})
+    if warning:  # on stderr: stdout stays the command's output
+        errors.print(f"warning: {warning}", style="yellow", soft_wrap=True, highlight=False)
     console.print(f"report: {page}")
     return 0
 

@@ -30,7 +30,16 @@ HEADERS = {
     "fp_rate": "fp rate", "bucket_records_max": "fullest\nbucket",
     "index_mem_bytes": "index\nmemory B",
 }
-LEGEND = "tag, write, total: seconds (~ modelled); files read: data files read to tag"
+LEGEND = "tag, write, total: seconds; files read: data files read to tag"
+# a table with simulated series, whose seconds are modelled (printed with a ~)
+LEGEND_MODELLED = ("tag, write, total: seconds (~ modelled); files read: data files read "
+                   "to tag")
+
+
+def legend(s: pd.DataFrame) -> str:
+    """The footer of a median table: "~ modelled" only where some seconds are."""
+    modelled = any(c.startswith("model_") and s[c].notna().any() for c in s.columns)
+    return LEGEND_MODELLED if modelled else LEGEND
 
 
 def _missing(v: Any) -> bool:
@@ -212,3 +221,27 @@ def query_tables(df: pd.DataFrame, width: int) -> list[RichTable]:
             values.append((head, [_summary_cell(c, v) for v in cells]))
         out += fitted_tables(title, keys, values, width)
     return out
+
+
+# what an index and the peer row mirroring it both count (reports.peer_pairs.PAIRED)
+PAIR_COLUMNS = [("files_read", "files read"), ("false_positives", "false pos."),
+                ("bytes_written", "bytes written"), ("total_s", "total")]
+
+
+def pair_tables(p: pd.DataFrame, width: int) -> list[RichTable]:
+    """``reports.peer_pairs.pairs``: each index beside the peer that mirrors it, "ours /
+    theirs" per cell (— where a side does not count it), within ``width``."""
+    if not len(p):
+        return []
+    keys = [("index", [f"{i} (mor)" if t == "mor" else str(i)
+                       for i, t in zip(p["index"], p["table_type"], strict=True)]),
+            ("beside", [str(x) for x in p["peer"]])]
+    cols = []
+    for col, head in PAIR_COLUMNS:
+        cells = []
+        for _, row in p.iterrows():
+            a, b = row[f"{col} (ours)"], row[f"{col} ({row['peer']})"]
+            cells.append(f"{_summary_cell(col, a)} / {_summary_cell(col, b)}")
+        cols.append((head, cells))
+    return fitted_tables("beside Hudi's own writer: ours / Hudi's, median per upsert batch "
+                         "(batches ≥ 1)", keys, cols, width)

@@ -297,6 +297,9 @@ class RecordIndex(ABC):
     # found by this index. On a merge-on-read table an index that cannot (bloom: its
     # filters are in base-file footers) gets its inserts written to base files only.
     CAN_INDEX_LOG_FILES: ClassVar[bool] = False
+    # the Hudi counterpart role (:mod:`indexes.hudi_counterpart`): what Hudi's own Spark
+    # writer runs for this index in ``compare --peers hudi``; None: Hudi has no such index
+    HUDI: ClassVar[Any] = None
 
     def __init__(self, **params: Any):
         known = {p.name: p for p in self.PARAMS}

@@ -58,6 +58,8 @@ KNOWN_EXTRA_COLUMNS = frozenset({
     # the driver's timing mode: "phases" (a timer per phase) or "total" (throughput mode)
     "timing",
     # peers (``run_mode = "peer"``; their own figures are the peer_* family)
+    # what Hudi's commits count per batch (the hudi peer; docs/peers.md)
+    "base_files_written", "file_groups_written", "log_records_written",
     "table_bytes",
     # queries (indexbench query): lookups, group-bys and joins over an index's table
     "query", "plan", "table", "join_table", "keys", "keys_present", "keys_found",
@@ -79,7 +81,8 @@ KNOWN_EXTRA_COLUMNS = frozenset({
 })
 # Families of extra columns (multiple-rehash: rescaled_<bucket fill>_before/_after;
 # the simulator's modelled figures: model_<column>; a peer's own figures: peer_<name>).
-KNOWN_EXTRA_PREFIXES = ("rescaled_", "model_", "peer_")
+# the Hudi peer's own figures: hudi_<name> (peers/hudi.py)
+KNOWN_EXTRA_PREFIXES = ("rescaled_", "model_", "peer_", "hudi_")
 SNAKE = re.compile(r"^[a-z][a-z0-9_]*$")
 
 
@@ -290,6 +293,40 @@ def _labels(dirs: Sequence[Path]) -> list[str]:
     if len(set(names)) == len(names):
         return names
     return [str(d) for d in dirs]
+
+
+# The versions that shape the numbers: pyarrow's Parquet bytes feed Hudi's byte-based file
+# sizing (so bloom's files, filters and false positives follow them), Spark's the plans,
+# and Hudi's writer its own rows.
+SHAPING_VERSIONS = ("pyspark", "pyarrow")
+
+
+def shaping_versions(run: Mapping[str, Any]) -> dict[str, str | None]:
+    """A run's versions that shape its counters (run.json): pyspark, pyarrow, and Hudi's
+    when ``--peers hudi`` ran."""
+    versions = run.get("versions") or {}
+    out: dict[str, str | None] = {k: versions.get(k) for k in SHAPING_VERSIONS}
+    hudi = sorted({str(p["hudi"]) for p in (run.get("peers") or {}).values()
+                   if isinstance(p, Mapping) and p.get("hudi")})
+    if hudi:
+        out["hudi"] = ", ".join(hudi)
+    return out
+
+
+def version_warning(runs: Mapping[str, Mapping[str, Any]]) -> str | None:
+    """One line when runs reported together differ in a version that shapes the numbers
+    (None: they agree, or one run)."""
+    seen = {label: shaping_versions(run) for label, run in runs.items()}
+    if len(seen) < 2:
+        return None
+    keys = sorted({k for v in seen.values() for k in v})
+    differ = [k for k in keys if len({v.get(k) for v in seen.values()}) > 1]
+    if not differ:
+        return None
+    parts = ["{} ({})".format(k, ", ".join(f"{label} {v.get(k) or '?'}"
+                                           for label, v in seen.items())) for k in differ]
+    return ("runs made with different versions: " + "; ".join(parts)
+            + ": their counters can differ for that alone")
 
 
 def load(dirs: str | Path | Sequence[str | Path], strict: bool = False) -> RunData:

@@ -19,7 +19,8 @@ import pandas as pd
 
 from reports import figures as F
 from reports import style
-from reports.data import RunData, is_sim, load
+from reports.data import RunData, is_sim, load, shaping_versions, version_warning
+from reports.peer_pairs import pairs_figure, pairs_table
 from reports.query import has_queries, query_figure, query_table
 from reports.stream import stream_timeline_figure
 from tableformat.metrics import is_count_column
@@ -56,6 +57,14 @@ FIGURES: list[FigureSpec] = [
                "seconds are measured (tag_s) for real runs and modelled (model_tag_s) for "
                "simulated ones, drawn dashed. Drawn only when a series has at least two "
                "such batches.", lambda r: F.scale_figure(r.df)),
+    FigureSpec("hudi_side_by_side.png", "Beside Hudi's own writer",
+               "Each index that Hudi has beside Hudi's own Spark writer on the same batches "
+               "(compare --peers hudi), per table type: files read to tag, false "
+               "positives, bytes written and seconds per upsert batch (medians of batches "
+               "≥ 1). Ours solid, Hudi's hatched; Hudi's figures are counted from its "
+               "commits' write stats, its bloom lookup's log lines and its Spark jobs "
+               "(docs/peers.md); 'n/a': not counted on that side (no bloom lookup).",
+               lambda r: pairs_figure(r.df)),
     FigureSpec("latency.png", "Latency per batch",
                "Seconds per batch split into tag, write and commit; 'other' is the rest of "
                "total_s (batch generation, validation, planning). Simulated series "
@@ -246,7 +255,7 @@ def _run_info(run: RunData) -> str:
                 f"{html.escape(str(k))}={html.escape(str(v))}" for k, v in p.items()
                 if k not in ("index",))
             for n, p in (info.get("indexes") or {}).items())
-        env = info.get("versions") or {}
+        shaping = shaping_versions(info)
         where = (f"simulated (no Spark), storage model "
                  f"{html.escape(str(info.get('storage', '?')))}"
                  if info.get("mode") == "sim" or info.get("command") == "sim" else
@@ -255,8 +264,8 @@ def _run_info(run: RunData) -> str:
             f"<li><b>{html.escape(label)}</b> — run {html.escape(str(info.get('run_id', '?')))}"
             f", {html.escape(sizes)}, {where}, "
             f"git {html.escape(str(info.get('git_commit') or '?')[:10])}, "
-            f"pyspark {html.escape(str(env.get('pyspark', '?')))}"
-            f"<br><span class=muted>{params}</span></li>")
+            + ", ".join(f"{k} {html.escape(str(v or '?'))}" for k, v in shaping.items())
+            + f"<br><span class=muted>{params}</span></li>")
     return "<ul>" + "".join(parts) + "</ul>" if parts else ""
 
 
@@ -280,12 +289,21 @@ def render_html(run: RunData, written: Sequence[tuple[FigureSpec, Path]], out: P
     body = [f"<h1>indexbench report</h1><p class=muted>generated "
             f"{datetime.now(UTC):%Y-%m-%d %H:%M UTC} from "
             f"{html.escape(', '.join(run.sources))}</p>", _run_info(run),
+            *([f"<p><b>warning:</b> {html.escape(w)}</p>"]
+              if (w := version_warning(run.runs)) else []),
             f"<p>{legend}</p>", "<h2>Comparison</h2>",
             "<p class=muted>median per upsert batch after the initial load (batch ≥ 1)"
             + ("; series marked (sim) are simulated: their seconds and bytes are the "
                "modelled model_* rows, their measured rows stay empty (—)" if sims else "")
             + "</p>",
             _table(comparison(df), "metric")]
+    side = pairs_table(df)
+    if len(side):  # compare --peers hudi: each index beside Hudi's own writer
+        body += ["<h2>Beside Hudi's own writer</h2>",
+                 "<p class=muted>median per upsert batch ≥ 1 of each index and of the Hudi "
+                 "series that mirrors it (same batches, settings and table type); Hudi's "
+                 "figures come from its commits, log lines and Spark jobs</p>",
+                 _table(side, "metric")]
     if has_queries(df):  # indexbench query rows: never part of the upsert tables above
         body += ["<h2>Queries</h2>",
                  "<p class=muted>median of each index's query rows (rows: how many runs or "

@@ -37,7 +37,7 @@ COUNT_COLUMNS = ["candidate_files", "files_read", "bytes_read", "bloom_checks",
 STRING_COLUMNS = {"run_id", "index", "workload", "operation", "instant", "mode", "run_mode",
                   "storage",
                   "bloom_mode", "query", "plan", "table", "join_table", "key_fields",
-                  "table_type", "query_type", "peer_writer", "timing"}
+                  "table_type", "query_type", "peer_writer", "peer_of", "timing"}
 
 
 def new_run_id() -> str:

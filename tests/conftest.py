@@ -18,6 +18,12 @@ from tableformat.table import Table
 # wall time on 2 cores). The JIT tier changes no result. Set SPARK_SUBMIT_OPTS to
 # override (empty: the JVM's default tiers).
 os.environ.setdefault("SPARK_SUBMIT_OPTS", "-XX:TieredStopAtLevel=1")
+# Runs given no --out write under INDEXBENCH_OUT: a temporary folder for the whole test
+# session (subprocesses inherit it), never the checkout's out/.
+if "INDEXBENCH_OUT" not in os.environ:
+    import tempfile
+
+    os.environ["INDEXBENCH_OUT"] = tempfile.mkdtemp(prefix="indexbench-tests-out-")
 
 
 @pytest.fixture(scope="session")

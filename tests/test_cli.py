@@ -276,6 +276,7 @@ def test_ctrl_c_during_a_run_prints_one_line_and_exits_130(tmp_path):
 
 def test_default_output_directory_names_the_run_id(spark, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("INDEXBENCH_OUT", raising=False)  # out/ in the working folder
     assert cli.main(["run", "--index", "simple-bucket", *SMALL]) == 0
     (out,) = (tmp_path / "out").iterdir()
     run_id = json.loads((out / "run.json").read_text())["run_id"]
@@ -289,7 +290,10 @@ def test_compare_can_drop_its_tables(spark, tmp_path, capsys):
                      "--no-keep-tables", "--no-query"]) == 0
     assert not (out / "tables").exists()
     assert (out / "metrics.parquet").exists() and (out / "report" / "index.html").exists()
-    assert "tables: removed" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    # the command's own time and disk line closes the output
+    last = printed.strip().splitlines()[-1]
+    assert last.startswith("took ") and "MiB (removed" in last and "tables:" in last
 
 
 def test_run_json_records_what_the_run_resolved(spark, tmp_path):
@@ -339,3 +343,16 @@ def test_spark_logging_is_quiet_by_default(tmp_path):
         assert noise not in proc.stderr, noise
     # not even the JVM's line for the module Spark 4's launcher always adds
     assert proc.stderr.strip() == ""
+
+
+def test_a_failed_command_leaves_no_progress_bar_on_stdout(capsys):
+    """A run refused while the bar shows (another writer holds the table) prints its one
+    error line and nothing of the bar: stdout stays empty."""
+    progress, _on_batch, _done = cli._progress_bar(6, ["simple-bucket"])
+    with pytest.raises(RuntimeError), progress:
+        raise RuntimeError("refused")
+    assert "batches" not in capsys.readouterr().out
+    progress, _on_batch, done = cli._progress_bar(1, ["simple-bucket"])
+    with progress:
+        done()
+    assert "batches" in capsys.readouterr().out  # a finished run keeps its bar

@@ -160,3 +160,12 @@ def test_a_simulated_run_shows_its_modelled_seconds_where_the_measured_would_be(
     header = next(ln for ln in text.splitlines() if ln.startswith("index "))
     assert header.split()[:4] == ["index", "~tag", "~write", "~total"]
     assert "28.0h" in text and "3,091,639,936" in text
+
+
+def test_the_footer_says_modelled_only_where_seconds_are():
+    from indexbench.terminal import LEGEND, LEGEND_MODELLED, legend
+
+    real = pd.DataFrame({"tag_s": [0.5], "total_s": [1.0]}, index=["bloom"])
+    assert legend(real) == LEGEND and "modelled" not in LEGEND
+    sim = real.assign(model_tag_s=[0.4])
+    assert legend(sim) == LEGEND_MODELLED

@@ -17,6 +17,7 @@ import pyarrow as pa
 
 from indexes.base import Metric, Param, RecordIndex, fraction
 from indexes.bloom_filter import FOOTER_KEY, HASHINGS, PYBLOOM, TYPE_CODE_KEY, HoodieBloomFilter
+from indexes.hudi_counterpart import HudiCounterpart, flag
 from indexes.hudi_params import ESTIMATION_THRESHOLD, FILTER_TYPE, FPP, RECORD_SIZE_ESTIMATE
 from tableformat import sizing
 from tableformat.errors import IndexBenchError
@@ -29,8 +30,32 @@ DEFAULT_SCALE = 1 / 1000  # see fraction; docs/indexes/bloom.md, "Scale"
 MANY_FILES = 10_000
 
 
+def _hudi_options(index: BloomIndex) -> dict[str, str]:
+    """Hudi's BLOOM with the sizes this run used: the scale applies to Hudi's file sizes
+    and filter entries exactly as to ours (``describe()``'s effective values)."""
+    p, cfg = index.params, index.sizing()
+    num, mx = index.filter_entries
+    return {"hoodie.index.type": "BLOOM",
+            "hoodie.index.bloom.num_entries": str(num),
+            "hoodie.index.bloom.fpp": repr(p["fpp"]),
+            "hoodie.bloom.index.filter.type": p["filter_type"],
+            "hoodie.bloom.index.filter.dynamic.max.entries": str(mx),
+            "hoodie.bloom.index.prune.by.ranges": flag(p["prune_by_ranges"]),
+            "hoodie.parquet.max.file.size": str(cfg.max_file_size),
+            "hoodie.parquet.small.file.limit": str(cfg.small_file_limit),
+            "hoodie.copyonwrite.insert.split.size": str(cfg.insert_split_size),
+            "hoodie.copyonwrite.insert.auto.split": flag(cfg.auto_split),
+            "hoodie.copyonwrite.record.size.estimate": str(cfg.record_size_estimate),
+            "hoodie.record.size.estimation.threshold": repr(cfg.estimation_threshold)}
+
+
 class BloomIndex(RecordIndex):
     """Hudi's BLOOM index with Hudi's defaults."""
+
+    HUDI = HudiCounterpart(
+        _hudi_options,
+        note="Hudi's filters use Hadoop's murmur bit positions (indexbench.bloom.hash=hudi "
+             "gives ours the same); the tree-based, bucketized lookup is Hudi's default")
 
     name = "bloom"
     index_type = "BLOOM"

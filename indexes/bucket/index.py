@@ -36,6 +36,15 @@ class BucketIndex(RecordIndex):
         if self.params["num_buckets"] < 1:
             raise IndexBenchError("hoodie.bucket.index.num.buckets must be >= 1")
 
+    def hudi_bucket_options(self) -> dict[str, str]:
+        """Hudi's BUCKET/SIMPLE options for this index's count and hash field (an empty
+        hash field is Hudi's default too: the record key)."""
+        out = {"hoodie.index.type": "BUCKET", "hoodie.index.bucket.engine": "SIMPLE",
+               "hoodie.bucket.index.num.buckets": str(self.params["num_buckets"])}
+        if self.params["hash_field"]:
+            out["hoodie.bucket.index.hash.field"] = self.params["hash_field"]
+        return out
+
     def hash_fields(self, record_key_field: str) -> list[str]:
         fields = [f.strip() for f in self.params["hash_field"].split(",") if f.strip()]
         return fields or [record_key_field]

@@ -20,6 +20,7 @@ import numpy as np
 from indexes.base import BUCKET_COUNT_TOTAL, Metric, Param, RecordIndex, TableService, bucket_fill
 from indexes.consistent_hashing.plan import plan_resize
 from indexes.consistent_hashing.ring import Ring, committed_rings, locate
+from indexes.hudi_counterpart import HudiCounterpart, flag
 from indexes.lookup import Candidates
 from indexes.xxhash32 import consistent_hash
 from tableformat import sizing
@@ -28,11 +29,46 @@ from tableformat.errors import IndexBenchError
 ENGINE = "CONSISTENT_HASHING"
 
 
+# Hudi's consistent-bucket resizing: clustering with these strategies (RFC-42)
+_CLUSTERING = "org.apache.hudi.client.clustering"
+HUDI_RESIZE = {
+    "hoodie.clustering.plan.strategy.class":
+        f"{_CLUSTERING}.plan.strategy.SparkConsistentBucketClusteringPlanStrategy",
+    "hoodie.clustering.execution.strategy.class":
+        f"{_CLUSTERING}.run.strategy.SparkConsistentBucketClusteringExecutionStrategy",
+    "hoodie.clustering.updates.strategy":
+        f"{_CLUSTERING}.update.strategy.SparkConsistentBucketDuplicateUpdateStrategy",
+}
+
+
+def _hudi_options(index: ConsistentHashingIndex) -> dict[str, str]:
+    """BUCKET/CONSISTENT_HASHING with the same ring bounds and thresholds; resizing (our
+    inline service) is Hudi's inline clustering after every commit."""
+    p = index.params
+    out = {"hoodie.index.type": "BUCKET", "hoodie.index.bucket.engine": ENGINE,
+           "hoodie.bucket.index.num.buckets": str(p["num_buckets"]),
+           "hoodie.bucket.index.max.num.buckets": str(p["max_num_buckets"]),
+           "hoodie.bucket.index.min.num.buckets": str(p["min_num_buckets"] or p["num_buckets"]),
+           "hoodie.bucket.index.split.threshold": repr(p["split_threshold"]),
+           "hoodie.bucket.index.merge.threshold": repr(p["merge_threshold"]),
+           "hoodie.parquet.max.file.size": str(p["max_file_size"]),
+           "hoodie.clustering.inline": flag(p["resize_enabled"])}
+    if p["hash_field"]:
+        out["hoodie.bucket.index.hash.field"] = p["hash_field"]
+    if p["resize_enabled"]:
+        out.update(HUDI_RESIZE, **{"hoodie.clustering.inline.max.commits": "1"})
+    return out
+
+
 class ConsistentHashingIndex(RecordIndex):
     """Per-partition hash rings whose buckets split and merge by clustering."""
 
     name = "consistent-hashing"
     index_type = "BUCKET"
+    HUDI = HudiCounterpart(
+        _hudi_options, table_types=("MERGE_ON_READ",),
+        refused="Hudi's consistent hashing bucket index runs on merge-on-read tables only "
+                "(HoodieIndexUtils refuses copy-on-write)")
     assigns_inserts = True
     # a bucket index (HoodieSparkConsistentBucketIndex extends HoodieBucketIndex)
     CAN_INDEX_LOG_FILES = True

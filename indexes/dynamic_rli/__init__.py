@@ -25,6 +25,7 @@ from indexes.dynamic_rli.assigner import BYTES, RECORDS, Capacity, PartitionInde
 from indexes.dynamic_rli.cache import HashBucketMap
 from indexes.dynamic_rli.core import DynamicRliCore, capacity_of
 from indexes.dynamic_rli.eviction import PartitionCaches
+from indexes.hudi_counterpart import HudiCounterpart
 from tableformat.errors import IndexBenchError
 
 __all__ = ["Capacity", "DynamicRliIndex", "HashBucketMap", "PartitionCaches", "PartitionIndex",
@@ -45,6 +46,17 @@ class DynamicRliIndex(RecordIndex):
     SPARK_ADAPTER = "indexes.dynamic_rli.spark:DynamicRliSpark"
     SIM_ADAPTER = "indexes.dynamic_rli.sim:DynamicRliSim"
     SIM_MEMORY_HEAVY = True  # its caches: the memory-heavy run at a billion keys
+    # the storage the seed builds on: Hudi's partitioned record-level index in the
+    # metadata table (its dynamic bucket assigner is Flink-only in Hudi)
+    HUDI = HudiCounterpart(
+        lambda index: {"hoodie.index.type": "RECORD_LEVEL_INDEX",
+                       "hoodie.metadata.enable": "true",
+                       "hoodie.metadata.record.level.index.enable": "true"},
+        note="Hudi's Spark writer has no dynamic bucket assigner (Flink only): its "
+             "partitioned record-level index finds existing keys, and new keys go to new "
+             "or small file groups by Hudi's file sizing, not to buckets",
+        requires=(("hoodie.metadata.enable", "true"),),
+        requires_why="Hudi's record-level index lives in the metadata table")
     METRICS = (
         Metric("resident_partitions", "partitions whose cache is loaded"),
         # index_mem_bytes (contract column): the resident shares' bytes as the seed's

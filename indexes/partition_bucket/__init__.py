@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from indexes.base import BUCKET_COUNT_TOTAL, Param, ServiceOption, TableService
 from indexes.bucket.index import BucketIndex
+from indexes.hudi_counterpart import HudiCounterpart
 from indexes.partition_bucket.core import (
     EXPRESSIONS_KEY,
     HASHING_CONFIG_KEY,
@@ -45,6 +46,10 @@ class PartitionBucketIndex(BucketIndex):
     SPARK_ADAPTER = "indexes.partition_bucket.spark:PartitionBucketSpark"
     SIM_ADAPTER = "indexes.partition_bucket.sim:PartitionBucketSim"
     METRICS = (BUCKET_COUNT_TOTAL,)
+    HUDI = HudiCounterpart(
+        lambda index: index.hudi_options(),
+        note="Hudi's partition-level bucket index (RFC-89) with the same regex rules and "
+             "default count")
     SERVICES = (
         TableService(
             "rescale", "make new regex rules the version in force and overwrite the "
@@ -70,6 +75,15 @@ class PartitionBucketIndex(BucketIndex):
         Param("partition_rule_type", RULE_TYPE_KEY, str, "regex",
               "rule parser of the expressions (Hudi has regex only)"),
     )
+
+    def hudi_options(self) -> dict[str, str]:
+        """BUCKET/SIMPLE with the rules as Hudi's partition-level keys (no rules: a
+        plain simple bucket index, as ours is then)."""
+        out = self.hudi_bucket_options()
+        if self.params["partition_expressions"]:
+            out[RULE_TYPE_KEY] = self.params["partition_rule_type"]
+            out[EXPRESSIONS_KEY] = self.params["partition_expressions"]
+        return out
 
     def validate(self) -> None:
         super().validate()

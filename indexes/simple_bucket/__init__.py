@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from indexes.bucket.files import assign_file_ids, existing_bucket_files
 from indexes.bucket.index import BucketIndex
+from indexes.hudi_counterpart import HudiCounterpart
 
 __all__ = ["SimpleBucketIndex", "assign_file_ids", "existing_bucket_files"]
 
@@ -22,3 +23,4 @@ class SimpleBucketIndex(BucketIndex):
     assigns_inserts = True
     SPARK_ADAPTER = "indexes.simple_bucket.spark:SimpleBucketSpark"
     SIM_ADAPTER = "indexes.simple_bucket.sim:SimpleBucketSim"
+    HUDI = HudiCounterpart(lambda index: index.hudi_bucket_options())

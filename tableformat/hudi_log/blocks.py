@@ -189,7 +189,9 @@ def decode(f: Frame) -> Block:
             raise LogFormatError(f"data block at byte {f.offset} has no SCHEMA header")
         fields = parse_fields(f.header[HeaderKey.SCHEMA])
         if f.block_type == BlockType.PARQUET_DATA:
-            records = pq.read_table(pa.BufferReader(f.content))
+            # single-threaded: pyarrow's threaded read of an in-memory block left a pool
+            # thread that aborted the interpreter at exit (tests/test_hudi_log.py)
+            records = pq.read_table(pa.BufferReader(f.content), use_threads=False)
         else:
             # versions 2 and 3 share this layout (HoodieAvroDataBlockVersion.hasRecordCount)
             _content_version(f, "Avro data", (2, 3))

@@ -1,0 +1,61 @@
+"""The Hudi counterpart role: what Hudi's own Spark writer runs for an index.
+
+An index that Hudi has declares ``HUDI = HudiCounterpart(...)`` in its own folder: the
+translation of its resolved parameters into Hudi's write options (Hudi's keys), and the
+table types Hudi accepts it on. ``peers.hudi`` asks every index in a run for this role
+and writes series ``hudi-<index>`` with the options it returns; generic code never
+names an index. Indexes without it (Hudi has no such index) have ``HUDI = None``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from tableformat.table_type import COPY_ON_WRITE, MERGE_ON_READ
+
+# Hudi keys of the client-side file sizing (``HoodieWriteConfig``): a counterpart that
+# sets them shares them with Hudi's default index series (``hudi-simple``), so both size
+# files alike in one run.
+FILE_SIZING_KEYS = (
+    "hoodie.parquet.max.file.size", "hoodie.parquet.small.file.limit",
+    "hoodie.copyonwrite.insert.split.size", "hoodie.copyonwrite.insert.auto.split",
+    "hoodie.copyonwrite.record.size.estimate", "hoodie.record.size.estimation.threshold",
+)
+
+
+@dataclass(frozen=True)
+class HudiCounterpart:
+    """``options(index)``: Hudi's write options for the index's resolved parameters
+    (``index.params``); ``table_types``: the types Hudi runs it on, ``refused`` why not
+    on the others (one line, shown where the row is absent); ``note``: how Hudi's
+    counterpart differs by design (docs and run.json)."""
+
+    options: Callable[[Any], dict[str, str]]
+    table_types: tuple[str, ...] = (COPY_ON_WRITE, MERGE_ON_READ)
+    refused: str = ""
+    note: str = ""
+    # Hudi settings the counterpart cannot run without (the record-level index lives in
+    # the metadata table): a run's --set hudi:... that contradicts one leaves it out
+    requires: tuple[tuple[str, str], ...] = ()
+    requires_why: str = ""
+
+    def refusal(self, table_type: str, settings: Mapping[str, str] | None = None
+                ) -> str | None:
+        """Why Hudi has no such table with these settings (None: it has)."""
+        if table_type not in self.table_types:
+            return self.refused or f"Hudi does not run this index on {table_type}"
+        for key, value in self.requires:
+            given = (settings or {}).get(key)
+            if given is not None and str(given).lower() != value:
+                return f"{key}={given}: {self.requires_why or 'Hudi needs ' + value}"
+        return None
+
+
+def flag(value: Any) -> str:
+    """A boolean as Hudi's configs spell it."""
+    return "true" if value else "false"
+
+
+__all__ = ["FILE_SIZING_KEYS", "HudiCounterpart", "flag"]

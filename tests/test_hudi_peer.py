@@ -1,0 +1,386 @@
+"""The ``hudi`` peer: Hudi's own Spark writer on the same batches.
+
+Spark-free: the parsers of what Hudi wrote and logged, run on output captured from Hudi
+1.2.0's writer (tests/data/hudi: lookup-handle log lines, event-log job lines, a
+copy-on-write commit, a merge-on-read delta commit); the counterparts every index
+declares; the plan of a compare; the errors before anything runs. With Spark and Hudi
+(marked ``hudi``): a tiny ``compare --peers`` whose Hudi rows carry Hudi's counters, our
+rows unchanged by Hudi's presence, Hudi's tables read by hudi-rs, the JVM stopped.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import indexes
+import peers
+from peers import hudi as H
+from peers import hudi_logs as L
+from peers import hudi_runtime as R
+from tableformat.errors import IndexBenchError, TableConfigError
+
+DATA = Path(__file__).parent / "data" / "hudi"
+ROOT = Path(__file__).resolve().parents[1]
+
+
+# --- parsers on captured output ------------------------------------------------------------
+
+def test_lookup_lines_are_summed_as_hudi_logged_them():
+    got = L.lookup_counters(open(DATA / "lookup.log"))
+    # three handles: (248, 2/0, 2), (256, 21/0, 21), (264, 15/0, 15) as in the file
+    lines = [ln for ln in open(DATA / "lookup.log") if "Total records" in ln]
+    sums = [sum(int(L.LOOKUP_LINE.search(ln).group(i)) for ln in lines) for i in (1, 2, 3, 4)]
+    assert got["candidate_files"] == len(lines) == 3
+    assert got["footers_read"] == 3
+    assert (got["bloom_checks"], got["bloom_positives"], got["false_positives"],
+            got["true_positives"]) == tuple(sums)
+    assert got["bloom_checks"] == 248 + 256 + 264
+    assert got["files_read"] == 3
+
+
+def test_a_handle_without_candidates_reads_no_keys():
+    got = L.lookup_counters([
+        "HoodieKeyLookupHandle Total records (100), bloom filter candidates (0)/fp(0), "
+        "actual matches (0)",
+        "HoodieKeyLookupHandle Total records (50), bloom filter candidates (3)/fp(1), "
+        "actual matches (2)"])
+    assert got == {"candidate_files": 2, "footers_read": 0, "bloom_checks": 150,
+                   "bloom_positives": 3, "false_positives": 1, "true_positives": 2,
+                   "files_read": 1}
+
+
+@pytest.mark.parametrize(("description", "phase"), [
+    ("HoodieWriteHelper:Tagging: hudi_bloom", "tag"),
+    ("org.apache.hudi.index.bloom.HoodieBloomIndex:Obtain key ranges for file slices "
+     "(range pruning=on)", "tag"),
+    ("SparkHoodieBloomIndexHelper:Compute all comparisons needed between records and files",
+     "tag"),
+    ("SparkUpsertCommitActionExecutor:Building workload profile:hudi_bloom", "tag"),
+    ("SparkRDDWriteClient:Committing stats: hudi_bloom", "write"),
+    ("BaseSparkCommitActionExecutor:Doing partition and writing data: hudi_bloom", "write"),
+    ("UpsertPartitioner:Getting small files from partitions: hudi_bloom", "write"),
+    ("SparkRDDMetadataWriteClient:Committing stats: hudi_bloom_metadata", "commit"),
+    ("SparkUpsertPreppedDeltaCommitActionExecutor:Building workload profile:"
+     "hudi_bloom_metadata", "commit"),
+    ("DirectWriteMarkersV1:Obtaining marker files for all created, merged paths", "commit"),
+    ("SparkRDDWriteClient:Compacting file slices: hudi_bloom", "service"),
+    (None, "other"),
+])
+def test_jobs_fall_in_hudis_phases(description, phase):
+    assert L.phase_of(description, "hudi_bloom") == phase
+
+
+def test_event_log_phases_of_a_captured_write():
+    lines = open(DATA / "events.jsonl").read().splitlines()
+    got = L.job_phases(lines, "hudi_simple")
+    events = [json.loads(ln) for ln in lines]
+    starts = {e["Job ID"]: e for e in events if e["Event"] == "SparkListenerJobStart"}
+    ends = {e["Job ID"]: e for e in events if e["Event"] == "SparkListenerJobEnd"}
+    assert got["jobs"] == len(ends) == len(starts)
+    total = sum(ends[j]["Completion Time"] - s["Submission Time"] for j, s in starts.items())
+    phases = ("tag", "write", "commit", "service", "other")
+    assert sum(got[p] for p in phases) == pytest.approx(total / 1000)
+    assert got["tag"] > 0 and got["write"] > 0 and got["commit"] > 0
+
+
+def test_a_partial_event_line_is_skipped():
+    assert L.job_phases(['{"Event":"SparkListenerJobStart","Job ID'], "t")["jobs"] == 0
+
+
+def test_commit_figures_of_a_copy_on_write_commit():
+    meta = L.read_instant(str(DATA / "bloom-cow.commit"))
+    stats = L.write_stats(meta)
+    got = L.commit_figures(stats)
+    assert got["files_written"] == len(stats) == got["base_files_written"]
+    assert got["log_files_written"] == 0
+    assert got["inserts"] == sum(s["numInserts"] for s in stats) == 500
+    assert got["updates"] == sum(s["numUpdateWrites"] for s in stats) == 471
+    # every record of every file rewritten: 4495 of the table's 4500 (one file untouched)
+    assert got["records_written"] == sum(s["numWrites"] for s in stats) == 4495
+    assert got["bytes_written"] == sum(s["totalWriteBytes"] for s in stats)
+    assert got["file_groups_written"] == len({s["fileId"] for s in stats})
+    assert meta["extraMetadata"]["_indexbench.batch"] == "1"
+
+
+def test_commit_figures_of_a_merge_on_read_delta_commit():
+    stats = L.write_stats(L.read_instant(str(DATA / "bucket-mor.deltacommit")))
+    got = L.commit_figures(stats)
+    assert got["log_files_written"] == got["files_written"] == 64
+    assert got["base_files_written"] == 0
+    # Hudi counts every record appended to a log as an update write, inserts included
+    assert got["inserts"] == 0 and got["updates"] == 971 == got["log_records_written"]
+
+
+def test_completed_instants_of_both_timeline_layouts(tmp_path):
+    v6 = tmp_path / "v6" / ".hoodie"
+    v6.mkdir(parents=True)
+    for name in ("20260101000000000.commit", "20260101000000000.commit.requested",
+                 "20260101000001000.deltacommit.inflight", "20260101000002000.clean",
+                 "hoodie.properties"):
+        (v6 / name).write_text("{}")
+    assert [(i, a) for i, a, _ in L.completed_instants(str(v6.parent))] == [
+        ("20260101000000000", "commit"), ("20260101000002000", "clean")]
+    v8 = tmp_path / "v8" / ".hoodie" / "timeline"
+    v8.mkdir(parents=True)
+    (v8 / "20260101000000000_20260101000000500.deltacommit").write_text("{}")
+    (v8 / "20260101000001000.deltacommit.inflight").write_text("")
+    assert [(i, a) for i, a, _ in L.completed_instants(str(v8.parent.parent))] == [
+        ("20260101000000000", "deltacommit")]
+
+
+# --- counterparts, plan, settings ----------------------------------------------------------
+
+@pytest.mark.parametrize("name", indexes.names())
+def test_a_counterpart_gives_hudi_an_index_type(name):
+    cp = indexes.index_class(name).HUDI
+    if cp is None:
+        assert f"hudi-{name}" not in peers.PEERS["hudi"].all_series()
+        return
+    opts = cp.options(indexes.get(name))
+    assert opts["hoodie.index.type"] in ("BLOOM", "BUCKET", "RECORD_LEVEL_INDEX", "SIMPLE")
+    assert all(isinstance(k, str) and isinstance(v, str) for k, v in opts.items())
+    assert f"hudi-{name}" in peers.PEERS["hudi"].all_series()
+
+
+def test_bloom_counterpart_takes_the_sizes_the_run_used():
+    idx = indexes.get("bloom", **{"indexbench.scale": "1/100"})
+    opts = idx.HUDI.options(idx)
+    d = idx.describe()
+    assert opts["hoodie.parquet.max.file.size"] == str(d["effective_max_file_size"])
+    assert opts["hoodie.index.bloom.num_entries"] == str(d["effective_num_entries"])
+    assert opts["hoodie.parquet.small.file.limit"] == str(d["effective_small_file_limit"])
+
+
+def test_bucket_counterparts_take_the_count_and_rules():
+    sb = indexes.get("simple-bucket", **{"hoodie.bucket.index.num.buckets": "8"})
+    assert sb.HUDI.options(sb)["hoodie.bucket.index.num.buckets"] == "8"
+    pb = indexes.get("partition-bucket",
+                     **{"hoodie.bucket.index.partition.expressions": "2026-01-0[12],4"})
+    opts = pb.HUDI.options(pb)
+    assert opts["hoodie.bucket.index.partition.expressions"] == "2026-01-0[12],4"
+    assert opts["hoodie.bucket.index.partition.rule.type"] == "regex"
+
+
+def test_plan_follows_the_run_and_leaves_out_what_hudi_refuses():
+    plan = peers.planned(["hudi"], ["bloom", "consistent-hashing", "multiple-rehash"],
+                         ["cow", "mor"])
+    got = [(p.label, bool(p.absent)) for p in plan]
+    assert got == [("hudi-simple", False), ("hudi-simple (mor)", False),
+                   ("hudi-bloom", False), ("hudi-bloom (mor)", False),
+                   ("hudi-consistent-hashing", True), ("hudi-consistent-hashing (mor)", False)]
+    # a series named alone runs whatever the indexes
+    assert [p.label for p in peers.planned(["hudi-bloom"], ["simple-bucket"])] == ["hudi-bloom"]
+
+
+def test_settings_are_hudi_keys_and_a_table_version_hudi_writes():
+    H.check_settings({"hoodie.metadata.enable": "false", "hoodie.write.table.version": "9"})
+    with pytest.raises(IndexBenchError, match="hoodie"):
+        H.check_settings({"metadata.enable": "false"})
+    with pytest.raises(IndexBenchError, match="table version"):
+        H.check_settings({"hoodie.write.table.version": "5"})
+
+
+def test_table_options_mirror_the_index_and_the_table(tmp_path):
+    t = H.HudiPeerTable(str(tmp_path / "t"), "fp", series="hudi-simple-bucket",
+                        index_params={"simple-bucket": {
+                            "hoodie.bucket.index.num.buckets": "4",
+                            "hoodie.compact.inline.max.delta.commits": "2"}},
+                        table_type="MERGE_ON_READ",
+                        settings={"hoodie.metadata.enable": "false"})
+    o = t.options
+    assert o["hoodie.datasource.write.table.type"] == "MERGE_ON_READ"
+    assert o["hoodie.bucket.index.num.buckets"] == "4"
+    assert o["hoodie.compact.inline.max.delta.commits"] == "2"
+    assert o["hoodie.metadata.enable"] == "false"
+    assert o["hoodie.write.table.version"] == "6"
+    assert (o["hoodie.datasource.write.recordkey.field"],
+            o["hoodie.datasource.write.partitionpath.field"],
+            o["hoodie.datasource.write.precombine.field"]) == ("key", "dt", "ts")
+    with pytest.raises(TableConfigError, match="merge-on-read"):
+        H.HudiPeerTable(str(tmp_path / "c"), "fp", series="hudi-consistent-hashing",
+                        table_type="COPY_ON_WRITE")
+    simple = H.HudiPeerTable(str(tmp_path / "s"), "fp", series="hudi-simple",
+                             index_params={"bloom": {"indexbench.scale": "1/100"}})
+    bloom = indexes.get("bloom", **{"indexbench.scale": "1/100"})
+    assert simple.options["hoodie.index.type"] == "SIMPLE"
+    assert simple.options["hoodie.parquet.max.file.size"] == \
+        bloom.HUDI.options(bloom)["hoodie.parquet.max.file.size"]
+
+
+# --- errors before anything runs -------------------------------------------------------------
+
+def _cli(*args: str, env: dict[str, str] | None = None, cwd: str | None = None):
+    return subprocess.run([sys.executable, "-m", "indexbench", *args], capture_output=True,
+                          text=True, env={**os.environ, **(env or {})}, cwd=cwd or ROOT,
+                          timeout=300, check=False)
+
+
+def test_a_missing_bundle_is_one_error_line_before_spark(tmp_path):
+    out = tmp_path / "out"
+    done = _cli("compare", "--indexes", "simple-bucket", "--peers", "hudi", "--out", str(out),
+                "--initial-records", "100", "--batches", "1", "--batch-size", "10",
+                env={R.BUNDLE_ENV: str(tmp_path / "no-such.jar")})
+    assert done.returncode == 2
+    errors = [ln for ln in done.stderr.splitlines() if ln.strip()]
+    assert len(errors) == 1 and errors[0].startswith("error:")
+    assert R.BUNDLE_ENV in errors[0] and "no such file" in errors[0]
+    assert not (out / "tables").exists()
+
+
+def test_without_maven_the_error_says_what_to_install(tmp_path, monkeypatch):
+    monkeypatch.delenv(R.BUNDLE_ENV, raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))  # no ~/.m2 jar here
+    monkeypatch.setenv("PATH", str(tmp_path))  # and no mvn
+    with pytest.raises(R.HudiUnavailableError, match="install Maven"):
+        R.bundle_jar()
+
+
+def test_hudi_settings_need_the_hudi_peer(tmp_path):
+    done = _cli("compare", "--indexes", "simple-bucket", "--set",
+                "hudi:hoodie.metadata.enable=false", "--out", str(tmp_path / "o"))
+    assert done.returncode == 2 and "--peers hudi" in done.stderr
+    done = _cli("run", "--index", "simple-bucket", "--set",
+                "hudi:hoodie.metadata.enable=false", "--out", str(tmp_path / "r"))
+    assert done.returncode == 2 and "compare --peers hudi" in done.stderr
+
+
+# --- Hudi's writer on the same batches (Spark, Hudi's bundle) --------------------------------
+
+SIZES = {"initial_records": 2000, "batches": 1, "batch_size": 500}
+
+
+@pytest.fixture(scope="module")
+def hudi_compare(tmp_path_factory, spark):
+    """bloom and simple-bucket, both table types, beside Hudi's writer for each."""
+    from indexbench import api
+
+    out = str(tmp_path_factory.mktemp("hudi") / "out")
+    df = api.compare(["bloom", "simple-bucket"], "uniform", out=out, spark=spark,
+                     peers=["hudi-bloom", "hudi-simple-bucket"], table_types=("cow", "mor"),
+                     query_phase=False, run_id="with-hudi", **SIZES)
+    return out, df
+
+
+@pytest.mark.hudi
+def test_hudi_rows_carry_hudis_own_counters(hudi_compare):
+    out, df = hudi_compare
+    up = df[df["operation"] == "upsert"]
+    theirs = up[up["run_mode"] == "peer"]
+    assert sorted(set(zip(theirs["index"], theirs["table_type"], strict=True))) == [
+        ("hudi-bloom", "cow"), ("hudi-bloom", "mor"), ("hudi-simple-bucket", "cow"),
+        ("hudi-simple-bucket", "mor")]
+    assert set(theirs["peer_of"]) == {"bloom", "simple-bucket"}
+    for _, row in theirs.iterrows():
+        assert row["total_s"] > 0 and row["write_s"] > 0 and row["commit_s"] > 0
+        assert row["tag_s"] + row["write_s"] + row["commit_s"] <= row["total_s"] + 1e-6
+        assert row["hudi_table_version"] == 6
+        assert row["table_records"] == SIZES["initial_records"] + \
+            (row["batch"] >= 1) * up[(up["index"] == "bloom") & (up["batch"] == 1)][
+                "inserts"].iloc[0]
+    bloom1 = theirs[(theirs["index"] == "hudi-bloom") & (theirs["batch"] == 1)]
+    for _, row in bloom1.iterrows():  # the lookup handle's lines: every update found
+        assert row["candidate_files"] > 0 and row["bloom_checks"] > 0
+        assert row["true_positives"] == row["updates"]
+        assert row["bloom_positives"] == row["true_positives"] + row["false_positives"]
+    bucket = theirs[theirs["index"] == "hudi-simple-bucket"]
+    assert bucket["candidate_files"].isna().all()  # no bloom lookup: empty, not 0
+    run = json.load(open(os.path.join(out, "run.json")))
+    for label in ("hudi-bloom", "hudi-bloom (mor)", "hudi-simple-bucket",
+                  "hudi-simple-bucket (mor)"):
+        info = run["peers"][label]
+        assert info["hudi"] == R.HUDI_VERSION and info["table_version"] == "6"
+        assert info["records_check"].startswith("equal")
+    assert not H.running()  # compare stopped the JVM it started
+    with open(os.path.join(out, "tables", "hudi", "hudi-bloom-mor", ".hoodie",
+                           "hoodie.properties")) as f:
+        props = f.read()
+    assert "hoodie.table.version=6" in props and "hoodie.table.type=MERGE_ON_READ" in props
+
+
+@pytest.mark.hudi
+def test_our_rows_do_not_change_with_hudi_beside_them(hudi_compare, tmp_path, spark):
+    from indexbench import api
+
+    _out, with_hudi = hudi_compare
+    alone = api.compare(["bloom", "simple-bucket"], "uniform", out=str(tmp_path / "o"),
+                        spark=spark, table_types=("cow", "mor"), query_phase=False,
+                        run_id="alone", **SIZES)
+    cols = ["index", "table_type", "batch", "records", "inserts", "updates",
+            "candidate_files", "files_read", "bloom_checks", "false_positives",
+            "files_written", "bytes_written", "table_records", "file_groups"]
+
+    def ours(df: pd.DataFrame) -> pd.DataFrame:
+        up = df[(df["operation"] == "upsert") & (df["run_mode"] != "peer")]
+        return up[cols].sort_values(["index", "table_type", "batch"]).reset_index(drop=True)
+
+    pd.testing.assert_frame_equal(ours(with_hudi), ours(alone))
+
+
+@pytest.mark.hudi
+def test_hudi_rs_reads_hudis_tables(hudi_compare):
+    hudi = pytest.importorskip("hudi")
+    out, df = hudi_compare
+    for name in ("hudi-bloom-cow", "hudi-simple-bucket-mor"):
+        ht = hudi.HudiTableBuilder.from_base_uri(
+            os.path.join(out, "tables", "hudi", name)).build()
+        assert sum(b.num_rows for b in ht.read()) == \
+            df[(df["index"] == "bloom") & (df["batch"] == 1)]["table_records"].iloc[0]
+
+
+@pytest.mark.hudi
+def test_the_report_puts_hudi_beside_each_index(hudi_compare):
+    from reports.page import write_report
+    from reports.peer_pairs import pairs
+
+    out, df = hudi_compare
+    p = pairs(df)
+    assert sorted(zip(p["index"], p["table_type"], strict=True)) == [
+        ("bloom", "cow"), ("bloom", "mor"), ("simple-bucket", "cow"), ("simple-bucket", "mor")]
+    assert (p["files_read (hudi-bloom)"].dropna() > 0).all()
+    page = write_report([out])
+    assert (page.parent / "hudi_side_by_side.png").is_file()
+    assert "Beside Hudi&#x27;s own writer" in page.read_text() or \
+        "Beside Hudi's own writer" in page.read_text()
+
+
+@pytest.mark.hudi
+def test_the_hudi_jvm_ends_with_the_process_that_started_it(tmp_path):
+    """kill -9 of the harness: Hudi's writer sees its pipe close and stops (its JVM and
+    Python both gone), so no JVM outlives a killed run."""
+    import signal
+    import time
+
+    script = ("import sys, time\nfrom peers import hudi\n"
+              f"j = hudi.job({str(tmp_path)!r})\n"
+              "print(j.proc.pid, flush=True)\ntime.sleep(600)\n")
+    parent = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT, stdout=subprocess.PIPE,
+                              text=True)
+    child = int(parent.stdout.readline())
+    os.kill(parent.pid, signal.SIGKILL)
+    parent.wait()
+
+    def alive(pid: int) -> bool:  # a zombie (no init reaping it here) counts as gone
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                return f.read().split(")")[-1].split()[0] != "Z"
+        except FileNotFoundError:
+            return False
+
+    def jvms() -> str:  # Hudi's JVM: its command line names this log folder
+        return subprocess.run(["pgrep", "-f", f"log4j2.configurationFile={tmp_path}"],
+                              capture_output=True, text=True).stdout.strip()
+
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline and (alive(child) or jvms()):
+        time.sleep(0.5)
+    if alive(child) or jvms():
+        for pid in [child, *map(int, jvms().split())]:
+            os.kill(pid, signal.SIGKILL)
+        pytest.fail("Hudi's writer outlived the killed harness")
