@@ -300,7 +300,8 @@ def _compare_peer(name: str, series: str, w: workloads.Workload, *, out: str,
         p = peerlib.get(name)
         per_type = {"table_type": table_type} if table_type else {}
         loc = p.location(os.path.join(out, "tables"), series,
-                         **({"table_type": table_type} if several_types else {}))
+                         **({"table_type": table_type} if several_types and table_type
+                            else {}))
         info.update({**p.describe(series), "table": loc})
         frame = run_peer(series, w, out=out, table=loc, progress=progress, run_id=run_id,
                          index_params=params, info=info, settings=settings,

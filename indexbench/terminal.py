@@ -18,7 +18,7 @@ from rich import box
 from rich.console import Console
 from rich.table import Table as RichTable
 
-from tableformat.metrics import is_count_column
+from tableformat.metrics import is_count_column, series_of
 
 # Column headers of the median table, short enough to keep the tables few at 80 columns.
 # A column not listed here is headed by its own name.
@@ -201,7 +201,9 @@ SCAN_COLUMNS = [("total_s", "time"), ("shuffle_bytes", "shuffle\nbytes"),
 
 def query_tables(df: pd.DataFrame, width: int) -> list[RichTable]:
     """Lookups per index (latency per key batch), then the group-by/join per index and
-    plan, each within ``width``."""
+    plan, each within ``width``; an index on a merge-on-read table is named
+    ``<index> (mor)`` (``series_of``), so a compare of both table types tells its two
+    rows apart."""
     out: list[RichTable] = []
     for kind, cols, title in (
             ("lookup", LOOKUP_COLUMNS, "point lookups (latency per key batch)"),
@@ -209,7 +211,7 @@ def query_tables(df: pd.DataFrame, width: int) -> list[RichTable]:
         rows = df[(df["query"] == "lookup") == (kind == "lookup")]
         if rows.empty:
             continue
-        keys = [("index", [str(v) for v in rows["index"]])]
+        keys = [("index", [str(v) for v in series_of(rows)])]
         if kind == "scan":
             keys += [("query", [str(v) for v in rows["query"]]),
                      ("plan", [str(v) for v in rows["plan"]])]

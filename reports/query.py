@@ -31,7 +31,7 @@ from matplotlib.patches import Patch
 
 from reports import style
 from reports.asv_charts import BYTE_UNITS, TIME_UNITS
-from reports.figures import _frame, _num
+from reports.figures import _frame, _num, is_mor_series, is_sim_series
 
 QUERIES = ("lookup", "groupby", "join")
 # Plans in drawing order: the index's lookup path and bucket-aware solid, Spark's default
@@ -65,6 +65,12 @@ def has_queries(df: pd.DataFrame) -> bool:
     """Whether any row is a query (``query.png`` and the Queries table exist only then)."""
     return "operation" in df.columns and bool(
         (df["operation"].astype("string").fillna("") == "query").any())
+
+
+def _look(g: pd.DataFrame) -> style.SeriesLook:
+    """A series' look (``reports.style``): its index's colour, hollow on merge-on-read."""
+    return style.series_look(str(g["index"].iloc[0]), mor=is_mor_series(g),
+                             sim=is_sim_series(g))
 
 
 def _plan_key(plan: str) -> int:
@@ -129,16 +135,15 @@ def _files_per_key(ax: Axes, lookups: pd.DataFrame) -> None:
         per_key = _num(g, "files_read_per_key")
         if not per_key.notna().any():
             continue
-        color = style.index_color(str(g["index"].iloc[0]))
+        bar = _look(g).bar()
         total = _median(per_key)
         fp_reads = _num(g, "fp_file_reads")
         fp = _median(fp_reads / _num(g, "keys").replace(0, np.nan))
         fp = min(fp, total) if math.isfinite(fp) else 0.0
-        ax.bar(i, total - fp, color=color, edgecolor="black", linewidth=0.5,
-               gid=f"held:{s}")
+        ax.bar(i, total - fp, **bar, gid=f"held:{s}")
         if fp > 0:
-            ax.bar(i, fp, bottom=total - fp, color=color, alpha=0.45, hatch=FP_HATCH,
-                   edgecolor="black", linewidth=0.5, gid=f"fp_file_reads:{s}")
+            ax.bar(i, fp, bottom=total - fp, **{**bar, "hatch": FP_HATCH}, alpha=0.45,
+                   gid=f"fp_file_reads:{s}")
         _dots(ax, i, per_key)
         note = f"{total:.3g}"
         if fp_reads.notna().any():  # short: a neighbour's label must not run into it
@@ -151,7 +156,7 @@ def _files_per_key(ax: Axes, lookups: pd.DataFrame) -> None:
     ax.set_xticks(range(len(series)), [str(s) for s in series], fontsize=7, rotation=30,
                   ha="right")
     ax.set_ylim(bottom=0, top=ax.get_ylim()[1] * 1.4)  # room for the notes and legend
-    ax.set_ylabel("data files read per key")
+    ax.set_ylabel("data files read per key (files)")
     ax.set_title("(a) lookup: files read per key", fontsize=9)
     ax.legend(handles=[
         Patch(facecolor="white", edgecolor="black", label="held a key looked up"),
@@ -170,14 +175,13 @@ def _latency(ax: Axes, lookups: pd.DataFrame) -> None:
     factor, unit = _unit(all_vals, TIME_UNITS)
     for i, s in enumerate(series):
         g = lookups[lookups["series"] == s]
-        color = style.index_color(str(g["index"].iloc[0]))
+        bar = _look(g).bar()
         for j, (col, _name, alpha) in enumerate(cols):
             vals = _num(g, col) / factor
             if not vals.notna().any():
                 continue
             x = i + (j - 0.5) * 0.4
-            ax.bar(x, _median(vals), width=0.38, color=color, alpha=alpha,
-                   edgecolor="black", linewidth=0.5, gid=f"{col}:{s}")
+            ax.bar(x, _median(vals), width=0.38, **bar, alpha=alpha, gid=f"{col}:{s}")
             _dots(ax, x, vals)
     ax.set_xticks(range(len(series)), [str(s) for s in series], fontsize=7, rotation=30,
                   ha="right")
@@ -209,9 +213,8 @@ def _per_query(ax: Axes, groups: list[tuple[str, str, str, pd.DataFrame]], col: 
         centers.setdefault(query, []).append(x)
         if vals.notna().any():
             med = _median(vals)
-            ax.bar(x, med, color=style.index_color(str(g["index"].iloc[0])),
-                   hatch=PLAN_HATCH.get(plan, OTHER_HATCH), edgecolor="black",
-                   linewidth=0.5, gid=f"{col}:{s}:{query}:{plan}")
+            ax.bar(x, med, **{**_look(g).bar(), "hatch": PLAN_HATCH.get(plan, OTHER_HATCH)},
+                   gid=f"{col}:{s}:{query}:{plan}")
             _dots(ax, x, vals)
             exch = _num(g, "has_exchange")
             if no_exchange and exch.notna().any() and float(exch.max()) == 0:
@@ -257,9 +260,8 @@ def query_figure(df: pd.DataFrame) -> Figure | None:
         ax_s.set_title("(c) shuffle bytes per query", fontsize=9)
         _per_query(ax_t, _groups(q), "total_s", "time per query", TIME_UNITS)
         ax_t.set_title("(d) seconds per query", fontsize=9)
-        seen = list(dict.fromkeys((str(s), str(i)) for s, i in
-                                  q[["series", "index"]].itertuples(index=False)))
-        handles = [Patch(color=style.index_color(i), label=s) for s, i in seen]
+        handles = [Patch(**{**_look(g).bar(), "hatch": None}, label=str(s))
+                   for s, g in q.groupby("series", sort=False)]
         plans = set(q["plan"])
         solid = [name for p, name in (("index", "index lookup path"),
                                       ("bucket-aware", "bucket-aware plan")) if p in plans]

@@ -11,8 +11,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
 
 from reports import style
+from reports.figures import is_mor_series
 
 MIB = 1024 * 1024
 # cache bytes drawn when present: (column, label suffix, line style)
@@ -44,6 +46,12 @@ def _label(g: pd.DataFrame) -> str:
     return str(g["index"].iloc[0])
 
 
+def _look(g: pd.DataFrame) -> style.SeriesLook:
+    """A stream series' look: its index's colour and marker, hollow on merge-on-read
+    (the line style says which measure: processing or freshness, which cache)."""
+    return style.series_look(str(g["index"].iloc[0]), mor=is_mor_series(g))
+
+
 def stream_timeline_figure(df: pd.DataFrame) -> Figure | None:
     """(a) processing and freshness seconds per micro-batch; (b) cache bytes per
     micro-batch, evictions and bootstraps marked. None: no stream rows."""
@@ -58,17 +66,19 @@ def stream_timeline_figure(df: pd.DataFrame) -> Figure | None:
         for _, g in rows.groupby(key, sort=False):
             g = g.sort_values("stream_batch_id")
             x = g["stream_batch_id"].astype(float)
-            name, color = _label(g), style.index_color(str(g["index"].iloc[0]))
+            name, look = _label(g), _look(g)
+            color = look.color
+            kw = {**look.line(), "ms": 4}
             for col, ls, what in (("processing_s", "-", "processing"),
                                   ("freshness_s", "--", "freshness")):
                 if col in g.columns and g[col].notna().any():
-                    lat.plot(x, g[col].astype(float), ls, color=color, marker=".",
+                    lat.plot(x, g[col].astype(float), **{**kw, "ls": ls},
                              label=f"{name}: {what}")
             top = 0.0
             for col, what, ls in CACHE_COLUMNS:
                 if col in g.columns and g[col].notna().any() and (g[col] > 0).any():
                     y = g[col].astype(float) / MIB
-                    mem.plot(x, y, ls, color=color, marker=".", label=f"{name}: {what}")
+                    mem.plot(x, y, **{**kw, "ls": ls}, label=f"{name}: {what}")
                     top = max(top, float(y.max()))
                     drawn_mem = True
             for col, what, marker in EVENTS:
@@ -79,7 +89,8 @@ def stream_timeline_figure(df: pd.DataFrame) -> Figure | None:
                                     marker=marker, color=color, edgecolor="black", zorder=3,
                                     label=f"{name}: {what}")
                         drawn_mem = True
-        lat.set_ylabel("seconds")
+        mem.xaxis.set_major_locator(MaxNLocator(integer=True))  # batch ids: whole
+        lat.set_ylabel("seconds per micro-batch (s)")
         lat.set_title("latency per micro-batch (freshness: landed → commit visible)")
         lat.set_ylim(bottom=0)
         lat.legend(fontsize=7)

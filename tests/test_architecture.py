@@ -203,6 +203,9 @@ def test_layers_point_one_way(package):
 
 # modules directly under indexes/ that are Spark code
 SPARK_SHARED = ("counters.py",)
+# scripts that run in another interpreter, never imported by the project: Hudi's writer
+# runs in the Python of Hudi's own Spark runtime (peers/hudi_runtime.py), pyspark 3.5
+FOREIGN_SCRIPTS = (ROOT / "peers" / "hudi_job.py",)
 
 
 def _spark_free_roots() -> list[Path]:
@@ -217,7 +220,17 @@ def _spark_free_roots() -> list[Path]:
               if p.name == "__init__.py" or p.name.startswith(("core", "sim"))]
     for folder in ("tableformat", "indexbench/sim", "peers", "reports"):
         files += (ROOT / folder).rglob("*.py")
-    return sorted(set(files))
+    return sorted(set(files) - set(FOREIGN_SCRIPTS))
+
+
+def test_a_foreign_script_is_never_imported():
+    """A script that runs in another interpreter (:data:`FOREIGN_SCRIPTS`) is started as a
+    file, never imported: nothing of the project imports it."""
+    found = imports()
+    names = {n for n, p in modules().items() if p in FOREIGN_SCRIPTS}
+    bad = [imp.where() for imps in found.values() for imp in imps
+           if imp.module in names or imp.target in names]
+    assert names and not bad, bad
 
 
 def _ancestors(module: str) -> list[str]:

@@ -317,10 +317,12 @@ def test_our_rows_do_not_change_with_hudi_beside_them(hudi_compare, tmp_path, sp
             "files_written", "bytes_written", "table_records", "file_groups"]
 
     def ours(df: pd.DataFrame) -> pd.DataFrame:
-        up = df[(df["operation"] == "upsert") & (df["run_mode"] != "peer")]
+        mode = df["run_mode"] if "run_mode" in df.columns else pd.Series("", index=df.index)
+        up = df[(df["operation"] == "upsert") & (mode.fillna("") != "peer")]
         return up[cols].sort_values(["index", "table_type", "batch"]).reset_index(drop=True)
 
-    pd.testing.assert_frame_equal(ours(with_hudi), ours(alone))
+    # with Hudi's rows beside them a count column holds NaN (theirs) and turns float
+    pd.testing.assert_frame_equal(ours(with_hudi), ours(alone), check_dtype=False)
 
 
 @pytest.mark.hudi

@@ -88,10 +88,12 @@ class ExternalKvIndex(RecordIndex):
             "kv_latency.png", "Key-value lookup latency",
             "Latency of one lookup request (a multi-get of up to "
             "hoodie.index.hbase.get.batch.size keys, measured by the task that sent it) "
-            "against the keys it carried (kv_gets / kv_get_round_trips): p50 solid, p99 "
-            "dashed; a point per upsert batch, the line through the median at each size. "
-            "Runs at several batch sizes (indexbench report DIR...) draw the curve; "
-            "simulated runs (hollow) show the cost profile's model.",
+            "against the keys it carried (kv_gets / kv_get_round_trips): a faint point "
+            "per upsert batch and, bold, the median at each request size, p50 and p99 "
+            "each with a marker of its own (merge-on-read hollow). One run has one "
+            "request size: one median point each, no line. Runs at several batch sizes "
+            "(indexbench report DIR...) join the medians into a curve, p50 solid, p99 "
+            "dashed; simulated runs (dotted) show the cost profile's model.",
             x="kv_gets/kv_get_round_trips", y=("kv_get_p50_ms", "kv_get_p99_ms"),
             x_label="keys per lookup request", y_label="request latency (ms)",
             y_names=("p50", "p99"), log_x=True, log_y=True),
