@@ -57,6 +57,10 @@ def get_session(
         # nothing but a job per query stage, a fixed cost that a cluster pays per job
         # (7-10% of a small compare on spark://, about 2% on local[*]).
         "spark.sql.adaptive.enabled": "false",
+        # A fused plan (throughput mode) computes a broadcast side inside its wait: bloom's
+        # tag at 1M records and 8,000 files of indexbench.scale 1/1000 took over Spark's
+        # 300 s default and failed the batch, so a slow phase is measured, not aborted.
+        "spark.sql.broadcastTimeout": "3600",
         "spark.driver.memory": os.environ.get("INDEXBENCH_DRIVER_MEMORY", "4g"),
     }
     if shuffle_partitions is not None:

@@ -203,7 +203,7 @@ def test_table_options_mirror_the_index_and_the_table(tmp_path):
     assert (o["hoodie.datasource.write.recordkey.field"],
             o["hoodie.datasource.write.partitionpath.field"],
             o["hoodie.datasource.write.precombine.field"]) == ("key", "dt", "ts")
-    with pytest.raises(TableConfigError, match="merge-on-read"):
+    with pytest.raises(TableConfigError, match="does not work with COW table"):
         H.HudiPeerTable(str(tmp_path / "c"), "fp", series="hudi-consistent-hashing",
                         table_type="COPY_ON_WRITE")
     simple = H.HudiPeerTable(str(tmp_path / "s"), "fp", series="hudi-simple",

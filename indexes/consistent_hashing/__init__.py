@@ -67,8 +67,8 @@ class ConsistentHashingIndex(RecordIndex):
     index_type = "BUCKET"
     HUDI = HudiCounterpart(
         _hudi_options, table_types=("MERGE_ON_READ",),
-        refused="Hudi's consistent hashing bucket index runs on merge-on-read tables only "
-                "(HoodieIndexUtils refuses copy-on-write)")
+        refused="Hudi's write client refuses it: \"Consistent hashing bucket index does "
+                "not work with COW table. Use simple bucket index or an MOR table.\"")
     assigns_inserts = True
     # a bucket index (HoodieSparkConsistentBucketIndex extends HoodieBucketIndex)
     CAN_INDEX_LOG_FILES = True
