@@ -45,7 +45,8 @@ _spark_starts: list[str] = []
 
 def pytest_collection_modifyitems(config, items):
     for item in items:
-        if "spark" in getattr(item, "fixturenames", ()):
+        # a test of Hudi's own writer starts Hudi's JVM, whatever fixtures it uses
+        if "spark" in getattr(item, "fixturenames", ()) or item.get_closest_marker("hudi"):
             item.add_marker(pytest.mark.spark)
 
 
