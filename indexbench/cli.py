@@ -335,7 +335,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     console.print(f"took {fmt_seconds(time.monotonic() - started)} on "
                   f"{os.cpu_count()} cores; tables: {size / 2**20:,.1f} MiB "
                   f"({'removed' if not args.keep_tables else 'kept in'} {out}/tables)",
-                  highlight=False)
+                  highlight=False, soft_wrap=True)
     return 0
 
 
