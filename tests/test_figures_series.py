@@ -143,7 +143,7 @@ def run(spark, tmp_path_factory) -> reports.RunData:
     out = tmp_path_factory.mktemp("figures-series") / "run"
     api.compare(RUN_INDEXES, "uniform", table_types=("cow", "mor"),
                 peers=("delta", "paimon"), out=str(out), spark=spark,
-                initial_records=2000, batches=2, batch_size=500)
+                initial_records=1000, batches=1, batch_size=300)
     return reports.load([out])
 
 
