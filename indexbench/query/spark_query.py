@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import sys
 import time
 import uuid
 from dataclasses import dataclass
@@ -198,12 +199,20 @@ def warm_up(spark: SparkSession, index) -> None:
     if not _first_time(spark, "lookup"):
         return
 
-    def task(batches):
-        import indexbench.query.lookup  # noqa: F401
-        import indexes.bloom.core  # noqa: F401
-        import indexes.bucket.routing  # noqa: F401
-        import indexes.dynamic_rli.rli  # noqa: F401
+    # the packages of the index's class and its bases (indexes.bloom, indexes.bucket, ...)
+    # with every module of them loaded here, its core and lookup path: naming no index
+    packages = {".".join(c.__module__.split(".")[:2]) for c in type(index).__mro__
+                if c.__module__.startswith("indexes.")}
+    own = sorted(m for m in sys.modules
+                 if any(m == p or m.startswith(p + ".") for p in packages))
 
+    def task(batches):
+        import importlib
+
+        import indexbench.query.lookup  # noqa: F401
+
+        for name in own:
+            importlib.import_module(name)
         index.describe()
         yield from batches
 
