@@ -24,6 +24,7 @@ from tableformat.table import (
     FIRST_INSTANT,
     FileSlice,
     LogFile,
+    SliceMap,
     Snapshot,
     format_instant,
     parse_instant,
@@ -60,7 +61,7 @@ class ModelTable:
     log_file_bytes: float = 0.0  # a log file beyond its records (framing, schema header)
     arrow_record_bytes: float = 0.0  # a record handed to a writer (write amplification)
     table_type: str = COPY_ON_WRITE
-    snapshot: Snapshot = field(default_factory=lambda: Snapshot({}, [], 0, None, {}))
+    snapshot: Snapshot = field(default_factory=lambda: Snapshot(SliceMap(), [], 0, None, {}))
     _last: int = field(default_factory=lambda: parse_instant(FIRST_INSTANT))
     # records a merged read of each file group's slice holds (distinct keys): a base
     # file's records, plus the new keys its logs brought (a compaction writes this many)

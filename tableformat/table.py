@@ -199,6 +199,74 @@ class FileSlice:
                        num_records=self.num_records + log.num_records)
 
 
+_ABSENT = object()
+
+
+class SliceMap(dict):
+    """A snapshot's slices, ``(partition, file id) -> FileSlice``, that keep the sizes
+    :func:`tableformat.rows.table_figures` reports up to date as slices come and go:
+    the simulator's model table changes one commit at a time and every commit and
+    table service reports them, so a pass over every slice per report would make a run
+    of thousands of commits (splits, resizes) quadratic. A plain dict otherwise."""
+
+    # class-level zeros: unpickling sets a dict's items before its instance state
+    _records = _in_logs = _logs = 0
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__()
+        self.update(*args, **kwargs)
+
+    def sizes(self) -> tuple[int, int, int]:
+        """Records of every slice, those in log files, and log files (as summed)."""
+        return self._records, self._in_logs, self._logs
+
+    def _count(self, s: FileSlice, sign: int) -> None:
+        self._records += sign * s.num_records
+        self._in_logs += sign * (s.num_records - s.base_records)
+        self._logs += sign * len(s.logs)
+
+    def __setitem__(self, key, value: FileSlice) -> None:
+        old = dict.get(self, key, _ABSENT)
+        if old is not _ABSENT:
+            self._count(old, -1)
+        dict.__setitem__(self, key, value)
+        self._count(value, 1)
+
+    def __delitem__(self, key) -> None:
+        self._count(self[key], -1)
+        dict.__delitem__(self, key)
+
+    def pop(self, key, *default):
+        if key in self:
+            self._count(self[key], -1)
+        return dict.pop(self, key, *default)
+
+    def popitem(self):
+        key, value = dict.popitem(self)
+        self._count(value, -1)
+        return key, value
+
+    def clear(self) -> None:
+        dict.clear(self)
+        self._records = self._in_logs = self._logs = 0
+
+    def setdefault(self, key, default=None):
+        if key not in self:
+            self[key] = default
+        return self[key]
+
+    def update(self, *args, **kwargs) -> None:
+        for key, value in dict(*args, **kwargs).items():
+            self[key] = value
+
+    def __ior__(self, other):
+        self.update(other)
+        return self
+
+    def __reduce__(self):
+        return type(self), (dict(self),)
+
+
 @dataclass
 class Snapshot:
     """Latest committed slice per file group, and what the timeline says about it."""

@@ -25,15 +25,20 @@ from indexbench.verify import verify_table
 from indexes.bucket.rescale import RescaleError
 from indexes.extendible_hash.core import (
     DIRECTORY_KEY,
+    MAX_DEPTH,
     SPLIT_KEY,
     Capacity,
     Directory,
     Router,
+    SplitPlanner,
     committed_directories,
+    directory_partition,
     history_problems,
     plan_requested_split,
     plan_split,
     split_children,
+    split_order,
+    split_point,
 )
 from indexes.extendible_hash.storage import METADATA_DIR
 from indexes.hashing import bucket_ids
@@ -140,6 +145,78 @@ def test_plans_split_the_bucket_most_over_capacity_within_the_directory_cap():
         with pytest.raises(RescaleError, match=msg):
             plan_requested_split(snap, dirs, partitions, bucket, 2 if msg == "cannot split"
                                  else 8)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 3), st.lists(st.integers(0, 10**6), min_size=1, max_size=40),
+       st.text(max_size=8), st.lists(st.booleans(), min_size=40, max_size=40))
+def test_the_stored_directory_is_its_compact_json_through_any_chain_of_splits(
+        depth, picks, partition, reread):
+    """``stored`` (encoded from the split directory's edited items, or with one ``%``)
+    is byte for byte ``json.dumps(to_json())``, whether the chain of splits started
+    from a directory read back from its JSON or was named after an instant (``at``)."""
+    d = Directory.initial(partition, 1 << depth)
+    for n, pick in enumerate(picks):
+        if reread[n]:
+            d = Directory.from_json(json.loads(d.stored))
+        b = sorted(d.local_depths)[pick % d.num_buckets]
+        d = d.split(b) if n % 2 else d.split(b).at(f"{n:017d}")
+        assert d.stored == json.dumps(d.to_json(), separators=(",", ":")).encode()
+        assert directory_partition(d.stored.decode()) == partition
+    fresh = Directory.from_json(json.loads(d.stored))
+    assert fresh.stored == json.dumps(fresh.to_json(), separators=(",", ":")).encode()
+    assert directory_partition(json.dumps(d.to_json())) == partition  # not compact
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.integers(0, 2**31 - 1), max_size=400), st.integers(0, 25),
+       st.integers(0, 5))
+def test_a_split_is_a_bisection_of_split_order_keys(hashes, depth, code):
+    """Sorted :func:`split_order` keys (a partition's code above them): the records of
+    any bucket are one run, and :func:`split_point` counts the ones that stay exactly
+    as :func:`split_children` does."""
+    h = np.array(hashes, dtype=np.int64)
+    keys = np.sort((code << MAX_DEPTH) | split_order(h))
+    bucket = int(h[0]) & ((1 << depth) - 1) if len(h) else 0
+    mine = (h & ((1 << depth) - 1)) == bucket
+    run = np.sort((code << MAX_DEPTH) | split_order(h[mine]))
+    lo = int(np.searchsorted(keys, run[0])) if len(run) else 0
+    assert keys[lo:lo + len(run)].tolist() == run.tolist()  # one run
+    assert split_point(run, depth) == int((~split_children(h[mine], bucket, depth)).sum())
+
+
+def test_the_split_planner_plans_as_plan_split_one_split_after_another():
+    """Over random tables (ties on records, a directory cap that leaves buckets over
+    capacity, a file group whose bucket its directory lacks), the incremental planner
+    makes :func:`plan_split`'s plan at every step of the inline loop."""
+    rng = random.Random(4)
+    for trial in range(30):
+        slices = [_slice(p, b, rng.choice([50, 120, 120, 300, 900]), tail=f"{trial}")
+                  for p in ("p", "q", "r") for b in range(4)]
+        slices.append(_slice("q", 9, 500, tail="stray"))  # bucket 9: not in q's directory
+        snap = _snapshot(slices)
+        dirs = committed_directories(snap, ["p", "q", "r"], 4)
+        capacity, cap = Capacity("records", 100, 0), rng.choice([8, 16, 64])
+        planner = SplitPlanner(snap, dirs, capacity, cap)
+        for step in range(200):
+            want = plan_split(snap, dirs, capacity, cap)
+            got = planner.next()
+            if want is None:
+                assert got is None
+                break
+            assert (got.partition, got.bucket, got.slices, got.after.stored) == \
+                (want.partition, want.bucket, want.slices, want.after.stored), (trial, step)
+            (s,) = want.slices
+            stay = rng.randrange(s.num_records + 1)
+            written = [_slice(s.partition, b, n, tail=f"{trial}-{step}")
+                       for b, n in ((want.bucket, stay), (want.new_bucket,
+                                                          s.num_records - stay)) if n]
+            del snap.slices[(s.partition, s.file_id)]
+            snap.slices.update({(w.partition, w.file_id): w for w in written})
+            dirs[s.partition] = want.after.at(f"{step:017d}")
+            planner.done(got, dirs[s.partition], written)
+        else:
+            raise AssertionError("the loop did not end")
 
 
 def test_bucket_aware_scans_only_while_every_bucket_has_the_global_depth():

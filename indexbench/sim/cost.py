@@ -392,32 +392,41 @@ def _theta(prof: CostProfile, p: int) -> dict[str, float]:
 
 
 def _phase_seconds(feats: dict[str, np.ndarray], theta: dict[str, float],
-                   keys: set[str] | None = None) -> np.ndarray:
+                   keys: set[str] | None = None, rowwise: bool = False) -> np.ndarray:
+    """Σ constant × quantity per row. ``rowwise``: each row's terms summed as a one-row
+    frame sums them (numpy sums a row's terms pairwise, a column of rows one by one:
+    the last bits can differ), so :func:`model_rows` gives :func:`model_seconds`'s floats."""
     parts = [theta[k] * v for k, v in feats.items() if keys is None or k in keys]
-    return np.sum(parts, axis=0) if parts else 0.0
+    if not parts:
+        return 0.0
+    return np.stack(parts, axis=1).sum(axis=1) if rowwise else np.sum(parts, axis=0)
+
+
+def _model_columns(df: pd.DataFrame, profile: CostProfile, cores: int | None,
+                   rowwise: bool) -> dict[str, np.ndarray]:
+    """The ``model_*`` second columns of every row of ``df``."""
+    p = profile.cores(cores)
+    w = _work(df, prefer_model=True)
+    feats = _features(w, p, profile.commit_files)
+    theta = _theta(profile, p)
+    phase = {name: _phase_seconds(f, theta, rowwise=rowwise) for name, f in feats.items()}
+    io_keys = set(_THETA) - _OVERHEAD - _CPU
+    split = {kind: sum(_phase_seconds(f, theta, keys, rowwise) for f in feats.values())
+             for kind, keys in (("io", io_keys), ("cpu", _CPU), ("overhead", _OVERHEAD))}
+    rescale = w["rescale"] > 0
+    return {"model_tag_s": np.where(rescale, np.nan, phase["tag"]),
+            "model_write_s": phase["write"], "model_commit_s": phase["commit"],
+            "model_total_s": phase["tag"] + phase["write"] + phase["commit"],
+            "model_io_s": split["io"], "model_cpu_s": split["cpu"],
+            "model_overhead_s": split["overhead"]}
 
 
 def model_frame(df: pd.DataFrame, profile: CostProfile, cores: int | None = None
                 ) -> pd.DataFrame:
     """``df`` with the ``model_*`` second columns added (vectorised :func:`model_seconds`)."""
-    p = profile.cores(cores)
-    w = _work(df, prefer_model=True)
-    feats = _features(w, p, profile.commit_files)
-    theta = _theta(profile, p)
-    phase = {name: _phase_seconds(f, theta) for name, f in feats.items()}
-    io_keys = set(_THETA) - _OVERHEAD - _CPU
-    split = {kind: sum(_phase_seconds(f, theta, keys) for f in feats.values())
-             for kind, keys in (("io", io_keys), ("cpu", _CPU), ("overhead", _OVERHEAD))}
-    rescale = w["rescale"] > 0
-    total = phase["tag"] + phase["write"] + phase["commit"]
     out = df.copy()
-    out["model_tag_s"] = np.where(rescale, np.nan, phase["tag"])
-    out["model_write_s"] = phase["write"]
-    out["model_commit_s"] = phase["commit"]
-    out["model_total_s"] = total
-    out["model_io_s"] = split["io"]
-    out["model_cpu_s"] = split["cpu"]
-    out["model_overhead_s"] = split["overhead"]
+    for col, values in _model_columns(df, profile, cores, rowwise=False).items():
+        out[col] = values
     return out
 
 
@@ -426,6 +435,25 @@ def model_seconds(row: dict[str, Any], profile: CostProfile, cores: int | None =
     """Modelled seconds of one metrics row: ``model_tag_s`` ... ``model_total_s`` + split."""
     out = model_frame(pd.DataFrame([row]), profile, cores)
     return {c: float(out[c].iat[0]) for c in MODEL_COLUMNS}
+
+
+# what _work reads of a row (a byte column also as model_<col>)
+_INPUTS = (*COUNT_COLUMNS, *BYTE_COLUMNS, *(f"model_{c}" for c in BYTE_COLUMNS),
+           "inserts", "updates", "records_rewritten", "operation")
+
+
+def model_rows(rows: list[dict[str, Any]], profile: CostProfile, cores: int | None = None
+               ) -> list[dict[str, float]]:
+    """:func:`model_seconds` of every row, bit for bit, from one frame of the columns
+    the model reads rather than one frame per row (a simulated run of thousands of
+    table-service rows spent most of its time building one-row frames). A column a row
+    lacks is a gap in the frame, which the model reads as it reads a missing column."""
+    if not rows:
+        return []
+    present = [c for c in _INPUTS if any(c in r for r in rows)]
+    df = pd.DataFrame({c: [r.get(c) for r in rows] for c in present}, index=range(len(rows)))
+    cols = _model_columns(df, profile, cores, rowwise=True)
+    return [{c: float(cols[c][i]) for c in MODEL_COLUMNS} for i in range(len(rows))]
 
 
 # ---- calibration ----------------------------------------------------------------------

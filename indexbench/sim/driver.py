@@ -316,19 +316,17 @@ def simulate(index: str = indexes.DEFAULT_INDEX, workload: str | workloads.Workl
         row.update(cost.model_seconds(row, profile, cores=parallelism))
         mine.append(row)
         # inline services in the real runner's order: the index's, then the table type's
-        for extra in [*adapter.table_services(b),
-                      *simulate_compaction(idx, adapter, model, config, b)]:
-            service = as_modelled({**base, **extra}, measured)
-            service.update(cost.model_seconds(service, profile, cores=parallelism))
-            mine.append(service)
+        mine += _modelled([as_modelled({**base, **extra}, measured)
+                           for extra in [*adapter.table_services(b),
+                                         *simulate_compaction(idx, adapter, model, config, b)]],
+                          profile, parallelism)
         if write:
             m.write_metrics(out, rows + mine)
         if progress:
             progress(row)
-    for extra in adapter.finish_table_services():  # what the services left pending
-        service = as_modelled({**base, **extra, "batch": w.batches}, measured)
-        service.update(cost.model_seconds(service, profile, cores=parallelism))
-        mine.append(service)
+    # what the services left pending
+    mine += _modelled([as_modelled({**base, **extra, "batch": w.batches}, measured)
+                       for extra in adapter.finish_table_services()], profile, parallelism)
     if write:
         m.write_metrics(out, rows + mine)
         m.write_run_json(out, {"run_id": run_id, "command": "sim", "mode": "sim",
@@ -337,6 +335,16 @@ def simulate(index: str = indexes.DEFAULT_INDEX, workload: str | workloads.Workl
                                "indexes": {index: idx.describe()},
                                "table_types": {index: table_type}})
     return m.to_frame(mine)
+
+
+def _modelled(rows: list[dict[str, Any]], profile: cost.CostProfile, parallelism: int
+              ) -> list[dict[str, Any]]:
+    """``rows`` with their modelled seconds, computed together (a table service may
+    write thousands of rows after one batch, e.g. one per bucket it splits)."""
+    for row, seconds in zip(rows, cost.model_rows(rows, profile, cores=parallelism),
+                            strict=True):
+        row.update(seconds)
+    return rows
 
 
 def simulate_compare(indexes_: list[str] | None = None,

@@ -38,6 +38,7 @@ from indexes.extendible_hash.core import (
     Capacity,
     Directory,
     Router,
+    SplitPlanner,
     committed_directories,
     depth_of,
     history_problems,
@@ -167,10 +168,25 @@ class ExtendibleHashIndex(BucketIndex):
         return plan_requested_split(snapshot, dirs, options.get("partitions"),
                                     options.get("bucket"), limit)
 
+    def split_planner(self, snapshot) -> SplitPlanner | None:
+        """The inline policy of :meth:`plan_service` as a planner that keeps its state
+        from one split to the next (the simulator's loop: the same plans, without a scan
+        of the table per split); None when splits are off."""
+        if not self.params["split_enabled"]:
+            return None
+        return SplitPlanner(snapshot, self.directories(snapshot, snapshot.partitions()),
+                            self.capacity(), self.params["max_num_buckets"])
+
     # ---- figures and invariants ----------------------------------------------------
     def table_metrics(self, snapshot) -> dict[str, float]:
         counts = np.array([s.num_records for s in snapshot.slices.values()])
-        dirs = self.directories(snapshot, snapshot.partitions()).values()
+        return self.metrics_of(counts, self.directories(snapshot, snapshot.partitions()))
+
+    def metrics_of(self, counts: np.ndarray, directories: dict[str, Directory]
+                   ) -> dict[str, float]:
+        """:meth:`table_metrics` from the records of every file group (in the snapshot's
+        order) and every partition's directory."""
+        dirs = directories.values()
         return {**bucket_fill(counts),
                 "index_mem_bytes": int(sum(d.pointers.nbytes for d in dirs)),
                 "index_disk_bytes": int(sum(len(d.stored) for d in dirs if d.seq_no)),

@@ -21,6 +21,8 @@ snapshot — the same on a real table and in the simulator's model table.
 
 from __future__ import annotations
 
+import bisect
+import heapq
 import json
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
@@ -55,6 +57,10 @@ def depth_of(num_buckets: int) -> int:
     if num_buckets < 1 or num_buckets & (num_buckets - 1):
         raise ValueError(f"{num_buckets} is not a power of two")
     return num_buckets.bit_length() - 1
+
+
+BUCKET_JSON = '{"bucketId":%d,"localDepth":%d}'  # one bucket of the stored directory
+_ITEMS = "_split_json_items"  # where a directory made by a split keeps its JSON items
 
 
 @dataclass(frozen=True, eq=False)
@@ -114,14 +120,37 @@ class Directory:
             pointers = pointers.copy()
         entries = np.arange(len(pointers), dtype=np.int64)
         sibling = bucket + (1 << depth)
-        pointers[(pointers == bucket) & (((entries >> depth) & 1) == 1)] = sibling
+        moved = np.flatnonzero((pointers == bucket) & (((entries >> depth) & 1) == 1))
+        pointers[moved] = sibling
         depths = {**self.local_depths, bucket: depth + 1, sibling: depth + 1}
-        return Directory(self.partition, d, pointers, depths, self.seq_no + 1, instant)
+        out = Directory(self.partition, d, pointers, depths, self.seq_no + 1, instant)
+        # its stored form from this one's, edited where the split changed it (the edited
+        # items stay with the new directory only: a chain of splits encodes each version
+        # in one join, and directories read from the timeline hold no more than before)
+        ids, buckets, entries_json = self._json_items()
+        ids, buckets = ids.copy(), buckets.copy()
+        buckets[bisect.bisect_left(ids, bucket)] = BUCKET_JSON % (bucket, depth + 1)
+        at = bisect.bisect_left(ids, sibling)
+        if at < len(ids) and ids[at] == sibling:  # (a malformed directory's)
+            buckets[at] = BUCKET_JSON % (sibling, depth + 1)
+        else:
+            ids.insert(at, sibling)
+            buckets.insert(at, BUCKET_JSON % (sibling, depth + 1))
+        entries_json = entries_json * 2 if d > self.global_depth else entries_json.copy()
+        for i in moved.tolist():
+            entries_json[i] = str(sibling)
+        out.__dict__[_ITEMS] = (ids, buckets, entries_json)
+        return out
 
     def at(self, instant: str) -> Directory:
-        """The same directory named after ``instant`` (a plan's, once executed)."""
-        return Directory(self.partition, self.global_depth, self.pointers,
-                         self.local_depths, self.seq_no, instant)
+        """The same directory named after ``instant`` (a plan's, once executed). Its
+        stored form differs only in the instant: the rest is encoded once, for both."""
+        moved = Directory(self.partition, self.global_depth, self.pointers,
+                          self.local_depths, self.seq_no, instant)
+        moved.__dict__["_stored_tail"] = self._stored_tail  # the cached_property's slot
+        if _ITEMS in self.__dict__:
+            moved.__dict__[_ITEMS] = self.__dict__[_ITEMS]
+        return moved
 
     # ---- stored form -------------------------------------------------------------
     def to_json(self) -> dict:
@@ -135,8 +164,37 @@ class Directory:
     @cached_property
     def stored(self) -> bytes:
         """The bytes of its ``.hashing_meta`` file (and of its extraMetadata value):
-        compact JSON, so the bytes counted are the bytes written."""
-        return json.dumps(self.to_json(), separators=(",", ":")).encode()
+        compact JSON, so the bytes counted are the bytes written. Exactly
+        ``json.dumps(self.to_json(), separators=(",", ":"))``, built without it: the
+        simulator writes one directory of up to 2^26 entries per split, thousands of
+        splits a run, so a split's directory is encoded from the one it split
+        (:meth:`split` edits the JSON items it changed), else with one C-level ``%``."""
+        head = (f'{{"version":1,"partitionPath":{json.dumps(self.partition)},'
+                f'"instant":{json.dumps(self.instant)},').encode()
+        return head + self._stored_tail
+
+    @cached_property
+    def _stored_tail(self) -> bytes:
+        """The stored JSON after the instant: seqNo, globalDepth, buckets, pointers."""
+        head = f'"seqNo":{int(self.seq_no)},"globalDepth":{int(self.global_depth)},'
+        items = self.__dict__.get(_ITEMS)
+        if items is not None:
+            return (f'{head}"buckets":[{",".join(items[1])}],'
+                    f'"pointers":[{",".join(items[2])}]}}').encode()
+        ids = sorted(self.local_depths)
+        values = [v for b in ids for v in (b, self.local_depths[b])]
+        return (f'{head}"buckets":[{_template(BUCKET_JSON, len(ids))}],'
+                f'"pointers":[{_template("%d", len(self.pointers))}]}}'
+                % (*values, *self.pointers.tolist())).encode()
+
+    def _json_items(self) -> tuple[list[int], list[str], list[str]]:
+        """Bucket ids in order, each one's JSON object, each pointer's JSON: what a
+        split edits to encode the new directory (held by directories a split made)."""
+        if _ITEMS in self.__dict__:
+            return self.__dict__[_ITEMS]
+        ids = sorted(self.local_depths)
+        return (ids, [BUCKET_JSON % (b, self.local_depths[b]) for b in ids],
+                list(map(str, self.pointers.tolist())))
 
     @classmethod
     def from_json(cls, d: dict) -> Directory:
@@ -180,6 +238,13 @@ class Directory:
         return out
 
 
+
+
+def _template(item: str, n: int) -> str:
+    """``n`` copies of a ``%``-template, comma-separated."""
+    return ",".join([item] * n)
+
+
 @lru_cache(maxsize=256)
 def initial_directory(partition: str, num_buckets: int) -> Directory:
     return Directory.initial(partition, num_buckets)
@@ -189,6 +254,24 @@ def initial_directory(partition: str, num_buckets: int) -> Directory:
 def parse_directory(raw: str) -> Directory:
     """A directory from its extraMetadata value (cached: every snapshot re-reads them)."""
     return Directory.from_json(json.loads(raw))
+
+
+_STORED_HEAD = '{"version":1,"partitionPath":'  # how Directory.stored begins
+_JSON = json.JSONDecoder()
+
+
+def directory_partition(raw: str) -> str:
+    """The partition of a stored directory, read from its head: a timeline of thousands
+    of splits is searched for one partition's latest without decoding every pointer
+    of every version (a form not starting as :attr:`Directory.stored` does is decoded)."""
+    if raw.startswith(_STORED_HEAD):
+        try:
+            value, _ = _JSON.raw_decode(raw, len(_STORED_HEAD))
+        except ValueError:
+            value = None
+        if isinstance(value, str):
+            return value
+    return parse_directory(raw).partition
 
 
 def directory_versions(snapshot) -> list[tuple[str, Directory]]:
@@ -210,9 +293,9 @@ def committed_directories(snapshot, partitions, num_buckets: int) -> dict[str, D
         raw = snapshot.extra.get(instant, {}).get(DIRECTORY_KEY)
         if not raw:
             continue
-        d = parse_directory(raw)
-        if d.partition in wanted and d.partition not in found:
-            found[d.partition] = d
+        p = directory_partition(raw)
+        if p in wanted and p not in found:
+            found[p] = parse_directory(raw)
             if len(found) == len(wanted):
                 break
     return {p: found.get(p) or initial_directory(p, num_buckets) for p in sorted(wanted)}
@@ -347,6 +430,78 @@ def plan_split(snapshot, directories: dict[str, Directory], capacity: Capacity,
     return None if best is None else split_plan(best[2], best[1])
 
 
+class SplitPlanner:
+    """:func:`plan_split`, one split after another, without a pass over every slice per
+    plan: the same plans in the same order. Built from a snapshot and its directories,
+    then told of each split it planned (:meth:`done`); nothing else may change the
+    snapshot meanwhile (the inline service's loop: only its own splits commit).
+
+    Slices over capacity wait in a heap keyed as :func:`plan_split` ranks them (records
+    or bytes, descending; then partition, bucket id) and, for equal keys, by their place
+    in the snapshot's order (a dict's: a new file group comes last), so the first one of
+    the heap that may split is the one the scan would pick. A slice split or replaced
+    leaves the heap when it surfaces; a bucket that may not split now never may (its
+    local depth is its directory's, which can no longer double) and leaves too; a
+    slice whose bucket its directory does not hold (a malformed table) waits."""
+
+    def __init__(self, snapshot, directories: dict[str, Directory], capacity: Capacity,
+                 max_entries: int):
+        self.directories = dict(directories)
+        self.capacity, self.max_entries = capacity, max_entries
+        self._live: dict[tuple[str, str], tuple] = {}  # (partition, file id) -> its entry
+        self._heap: list[tuple] = []
+        self._order = 0
+        for s in snapshot.slices.values():
+            self._offer(s)
+        heapq.heapify(self._heap)
+
+    def _offer(self, s, push: bool = False) -> None:
+        self._live.pop((s.partition, s.file_id), None)
+        if not self.capacity.over(s):
+            return
+        entry = (-self.capacity.load(s), s.partition, bucket_of_file_id(s.file_id),
+                 self._order, s)
+        self._order += 1
+        self._live[(s.partition, s.file_id)] = entry
+        if push:
+            heapq.heappush(self._heap, entry)
+        else:
+            self._heap.append(entry)
+
+    def next(self) -> SplitPlan | None:
+        """The plan :func:`plan_split` would make now (None: nothing may split)."""
+        heap, waiting, plan = self._heap, [], None
+        while heap:
+            entry = heap[0]
+            s = entry[-1]
+            if self._live.get((s.partition, s.file_id)) is not entry:  # split, replaced
+                heapq.heappop(heap)
+                continue
+            d = self.directories[s.partition]
+            bucket = entry[2]
+            if bucket not in d.local_depths:
+                waiting.append(heapq.heappop(heap))
+                continue
+            if not d.can_split(bucket, self.max_entries):
+                heapq.heappop(heap)
+                del self._live[(s.partition, s.file_id)]
+                continue
+            plan = split_plan(d, s)
+            break
+        for entry in waiting:
+            heapq.heappush(heap, entry)
+        return plan
+
+    def done(self, plan: SplitPlan, directory: Directory, written) -> None:
+        """``plan`` committed: its partition's directory is now ``directory``, its slice
+        was replaced by the ``written`` ones (in the order they joined the snapshot)."""
+        self.directories[plan.partition] = directory
+        for s in plan.slices:
+            self._live.pop((s.partition, s.file_id), None)
+        for s in written:
+            self._offer(s, push=True)
+
+
 def plan_requested_split(snapshot, directories: dict[str, Directory],
                          partitions: list[str] | None, bucket: int | None,
                          max_entries: int) -> SplitPlan:
@@ -415,8 +570,33 @@ def split_children(hashes: np.ndarray, bucket: int, depth: int) -> np.ndarray:
     return ((np.asarray(hashes, dtype=np.int64) >> depth) & 1).astype(bool)
 
 
+def split_order(hashes: np.ndarray) -> np.ndarray:
+    """A sort key of masked hashes under which every bucket of any directory is one run
+    and its two children (:func:`split_children`) are the run's two halves: the low
+    :data:`MAX_DEPTH` bits reversed (bucket ids are low bits; a split reads the next
+    one). Sorted once, a whole round of splits is counted by bisection
+    (:func:`split_point`) instead of a pass over each bucket's records."""
+    x = (np.asarray(hashes, dtype=np.int64) & ((1 << MAX_DEPTH) - 1)).astype(np.uint32)
+    for shift, mask in ((1, 0x55555555), (2, 0x33333333), (4, 0x0F0F0F0F), (8, 0x00FF00FF)):
+        x = ((x >> shift) & np.uint32(mask)) | ((x & np.uint32(mask)) << np.uint32(shift))
+    x = (x >> np.uint32(16)) | (x << np.uint32(16))  # bit i is now bit 31 - i
+    return (x >> np.uint32(32 - MAX_DEPTH)).astype(np.int64)
+
+
+def split_point(keys: np.ndarray, depth: int) -> int:
+    """Of one bucket's records (local depth ``depth``) as :func:`split_order` keys,
+    sorted (higher bits, e.g. a partition's, may be added above them): how many stay,
+    the ones that do not move (:func:`split_children`) coming first."""
+    if not len(keys):
+        return 0
+    low = MAX_DEPTH - depth  # the bits below the bucket's own (reversed) ones
+    first = (int(keys[0]) >> low) << low
+    return int(np.searchsorted(keys, first | (1 << (low - 1))))
+
+
 __all__ = ["BYTES", "DIRECTORY_KEY", "INIT_INSTANT", "MAX_DEPTH", "RECORDS", "SPLIT",
-           "SPLIT_KEY", "Capacity", "Directory", "Router", "SplitPlan",
-           "committed_directories", "depth_of", "directory_versions", "history_problems",
-           "initial_directory", "masked_hash", "plan_requested_split", "plan_split",
-           "split_children", "split_figures", "split_metadata", "split_plan"]
+           "SPLIT_KEY", "Capacity", "Directory", "Router", "SplitPlan", "SplitPlanner",
+           "committed_directories", "depth_of", "directory_partition", "directory_versions",
+           "history_problems", "initial_directory", "masked_hash", "plan_requested_split",
+           "plan_split", "split_children", "split_figures", "split_metadata", "split_order",
+           "split_plan", "split_point"]

@@ -7,25 +7,40 @@ plans with the same core (:func:`~indexes.extendible_hash.core.plan_split`, over
 model's file slices) and repeats, one model replacecommit per split, until nothing is
 over capacity. A split's children are counted exactly: the records of the buckets over
 capacity are regenerated once per round from their ordinals (keys are pure functions
-of them) and only their hashes kept; a child's records are a subset of its parent's,
-so a child that splits again in the same round needs no second pass. Bytes are
-modelled (records × the model's record size).
+of them) and only their hashes kept, sorted so that each bucket's are one run and its
+children's the run's halves (:func:`~indexes.extendible_hash.core.split_order`): a
+child that splits again in the same round needs no second pass, and a split is a
+bisection. Bytes are modelled (records × the model's record size).
+
+A 10M-key load splits thousands of buckets, so the loop keeps its state from one split
+to the next instead of reading the whole table per split (which made it quadratic):
+:class:`~indexes.extendible_hash.core.SplitPlanner` plans as
+:func:`~indexes.extendible_hash.core.plan_split` would, and :class:`SplitTally` keeps
+the directories and every file group's records in the snapshot's order, so the fill
+before and after a split and :meth:`table_metrics` are the values a pass over the
+snapshot gives (the same arrays, so the same floats). The tests run the loop with a
+tally that reads the snapshot each time and compare every row.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 
-from indexes.bucket.files import new_bucket_file_id, partition_bucket_fill
+from indexes.base import bucket_fill
+from indexes.bucket.files import new_bucket_file_id
 from indexes.bucket.sim import BucketSim, SlotCounts
 from indexes.extendible_hash.core import (
+    MAX_DEPTH,
     SplitPlan,
+    SplitPlanner,
     masked_hash,
-    split_children,
     split_figures,
     split_metadata,
+    split_order,
+    split_point,
 )
 from indexes.simulation import SimAdapter, SimBatch, SimChunk
 from tableformat.basefile import bucket_of_file_id
@@ -46,28 +61,50 @@ class ExtendibleHashSim(BucketSim):
         self.num = self.router.sizes(parts)
         self.slots = SlotCounts(self.num)
         self.fields = self.index.hash_fields(batch.key_field)
+        # a bulk load's records are all the table's: the hashes routing computes are the
+        # ones its splits count (kept until then, 12 bytes a record, not regenerated)
+        self.loaded: list[tuple[np.ndarray, np.ndarray]] | None = [] if batch.bulk else None
 
     def buckets(self, chunk: SimChunk) -> np.ndarray:
         """Bucket of every record of the chunk under its partition's directory."""
         h = masked_hash([self.batch.keys.column(f, chunk.ordinals) for f in self.fields])
+        if self.loaded is not None:
+            self.loaded.append((chunk.part, h))
         return self.router.route_codes(h, self.at[chunk.part])
 
     # ---- the split service ---------------------------------------------------------
+    def tally(self) -> SplitTally | None:
+        """What the split loop plans and reports from (None: splits are off)."""
+        planner = self.index.split_planner(self.model.snapshot)
+        return None if planner is None else SplitTally(self.index, self.model, planner)
+
     def table_services(self, batch_no: int) -> list[dict[str, Any]]:
-        service = self.index.SERVICES[0]
         rows: list[dict[str, Any]] = []
+        tally = self.tally()
         held: dict[tuple[str, int], np.ndarray] | None = None
-        while (plan := self.index.plan_service(service, None, self.model.snapshot, {})) \
-                is not None:
+        while tally is not None and (plan := tally.next()) is not None:
             key = (plan.partition, plan.bucket)
             if held is None or key not in held:
                 held = self._hashes_over_capacity(key)
-            rows.append(self._split(plan, held, batch_no))
+            rows.append(self._split(plan, held, batch_no, tally))
+        self.loaded = None
         return rows
 
+    def _records(self, partitions: list[str]) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """(partition index, masked hash) of the table's records, at least those of
+        ``partitions``: a bulk load's as routed, else regenerated from their ordinals."""
+        if self.loaded is not None:
+            yield from self.loaded
+            return
+        for chunk in self.batch.existing(partitions):
+            yield chunk.part, masked_hash([self.batch.keys.column(f, chunk.ordinals)
+                                           for f in self.fields])
+
     def _hashes_over_capacity(self, also: tuple[str, int]) -> dict[tuple[str, int], np.ndarray]:
-        """Masked hashes of the records of every bucket over capacity (and ``also``),
-        from one pass over their partitions' records."""
+        """The records of every bucket over capacity (and ``also``), from one pass over
+        their partitions' records: per bucket its records' hashes as sorted
+        :func:`~indexes.extendible_hash.core.split_order` keys (the partition above
+        them), so each split of the round, children's included, is a bisection."""
         snap, capacity = self.model.snapshot, self.index.capacity()
         wanted = {(s.partition, bucket_of_file_id(s.file_id))
                   for s in snap.slices.values() if capacity.over(s)} | {also}
@@ -78,37 +115,41 @@ class ExtendibleHashSim(BucketSim):
         names = self.batch.partitions
         at = np.array([router.partitions.index(p) if p in router.partitions else -1
                        for p in names], dtype=np.int64)
-        found: dict[int, list[np.ndarray]] = {}
-        for chunk in self.batch.existing(parts):
-            h = masked_hash([self.batch.keys.column(f, chunk.ordinals) for f in self.fields])
-            codes = at[chunk.part]
+        packs, orders = [], []
+        for part, h in self._records(parts):
+            codes = at[part]  # -1: a partition not read (below: no bucket of the round)
             packed = (codes << KEY_SHIFT) + router.route_codes(h, codes)
             keep = np.isin(packed, keys)
-            packed, h = packed[keep], h[keep]
-            order = np.argsort(packed, kind="stable")
-            packed, h = packed[order], h[order]
-            cuts = np.flatnonzero(np.diff(packed)) + 1
-            for part in np.split(np.arange(len(packed)), cuts):
-                if len(part):
-                    found.setdefault(int(packed[part[0]]), []).append(h[part])
+            packs.append(packed[keep])
+            orders.append((codes[keep] << MAX_DEPTH) | split_order(h[keep]))
+        packed = np.concatenate([np.empty(0, np.int64), *packs])
+        order = np.concatenate([np.empty(0, np.int64), *orders])
+        sort = np.argsort(order)  # a partition's buckets: one run each (a prefix of bits)
+        packed, order = packed[sort], order[sort]
+        cuts = np.flatnonzero(np.diff(packed)) + 1
+        starts, ends = np.r_[0, cuts], np.r_[cuts, len(packed)]
+        found = {int(packed[a]): order[a:b] for a, b in zip(starts.tolist(), ends.tolist(),
+                                                           strict=True) if b > a}
         return {(router.partitions[int(k) >> KEY_SHIFT], int(k) & ((1 << KEY_SHIFT) - 1)):
-                np.concatenate(found.get(int(k), [np.empty(0, np.int64)])) for k in keys}
+                found.get(int(k), order[:0]) for k in keys}
 
     def _split(self, plan: SplitPlan, held: dict[tuple[str, int], np.ndarray],
-               batch_no: int) -> dict[str, Any]:
+               batch_no: int, tally: SplitTally) -> dict[str, Any]:
         """One split as a model replacecommit, and its row (the runner's columns)."""
-        model, before = self.model, self.model.snapshot
+        model = self.model
         p, b, s = plan.partition, plan.bucket, plan.slices[0]
-        h = held.pop((p, b))
-        moves = split_children(h, b, plan.local_depth)
-        moved = int(moves.sum())
-        fill_before = partition_bucket_fill(before, [p])
+        records = held.pop((p, b))
+        stay = split_point(records, plan.local_depth)
+        moved = len(records) - stay
+        fill_before = tally.fill(p)
         instant = model.new_instant()
         written = [model.slice_of(p, new_bucket_file_id(instant, p, child), instant, n)
-                   for child, n in ((b, len(h) - moved), (plan.new_bucket, moved)) if n]
+                   for child, n in ((b, stay), (plan.new_bucket, moved)) if n]
+        directory = plan.after.at(instant)
         model.commit(instant, written, {p: [s.file_id]},
-                     split_metadata(plan, plan.after.at(instant), moved, before.schema))
-        held[(p, b)], held[(p, plan.new_bucket)] = h[~moves], h[moves]
+                     split_metadata(plan, directory, moved, model.snapshot.schema))
+        tally.done(plan, directory, written)
+        held[(p, b)], held[(p, plan.new_bucket)] = records[:stay], records[stay:]
         writes = WriteTotals(files_written=len(written),
                              records_written=sum(w.num_records for w in written),
                              bytes_written=sum(w.size_bytes for w in written))
@@ -117,10 +158,84 @@ class ExtendibleHashSim(BucketSim):
             figures=split_figures(plan, moved, fill_before), files_read=s.file_count,
             bytes_read=s.total_bytes, writes=writes, after=model.snapshot, timings={},
             shuffle_bytes=0, shuffle_read_bytes=None, spark_jobs=None)
-        row.update({f"rescaled_{k}_after": v
-                    for k, v in partition_bucket_fill(model.snapshot, [p]).items()})
-        row.update(self.index.table_metrics(model.snapshot))
+        row.update({f"rescaled_{k}_after": v for k, v in tally.fill(p).items()})
+        row.update(tally.metrics())
         return row
 
 
-__all__ = ["ExtendibleHashSim"]
+class SplitTally:
+    """The split loop's view of the model table, kept from one split to the next: the
+    plans (:class:`~indexes.extendible_hash.core.SplitPlanner`), every partition's
+    directory, and every file group's records in the snapshot's order (a dict's: a
+    split's replaced group leaves its place, its children come last), so a partition's
+    fill and the table's metrics are computed from the very arrays a pass over the
+    snapshot builds, without the pass."""
+
+    def __init__(self, index, model, planner: SplitPlanner):
+        self.index, self.model, self.planner = index, model, planner
+        self.table = OrderedCounts()
+        self.partitions: dict[str, OrderedCounts] = {}
+        self._fills: dict[str, dict[str, float]] = {}  # a partition's, until it changes
+        for (p, fid), s in model.snapshot.slices.items():
+            self._add(p, fid, s.num_records)
+
+    def _add(self, partition: str, file_id: str, records: int) -> None:
+        self.table.add((partition, file_id), records)
+        self.partitions.setdefault(partition, OrderedCounts()).add(file_id, records)
+
+    def next(self) -> SplitPlan | None:
+        """The next split the inline policy plans (None: none)."""
+        return self.planner.next()
+
+    def fill(self, partition: str) -> dict[str, float]:
+        """:func:`~indexes.bucket.files.partition_bucket_fill` of one partition, now
+        (a split's fill after is the next split's of that partition before)."""
+        if partition not in self._fills:
+            self._fills[partition] = bucket_fill(self.partitions[partition].values())
+        return dict(self._fills[partition])
+
+    def metrics(self) -> dict[str, float]:
+        """The index's ``table_metrics`` of the model's snapshot, now."""
+        return self.index.metrics_of(self.table.values(), self.planner.directories)
+
+    def done(self, plan: SplitPlan, directory, written) -> None:
+        """``plan`` committed as ``directory``, its slice replaced by ``written``."""
+        self.planner.done(plan, directory, written)
+        self._fills.pop(plan.partition, None)
+        for s in plan.slices:
+            self.table.remove((s.partition, s.file_id))
+            self.partitions[s.partition].remove(s.file_id)
+        for s in written:
+            self._add(s.partition, s.file_id, s.num_records)
+
+
+class OrderedCounts:
+    """Integers keyed like a dict, in its order (insertion; a removed key leaves its
+    place), held in a growing array so that :meth:`values` is one numpy selection."""
+
+    def __init__(self) -> None:
+        self._values = np.empty(64, np.int64)
+        self._alive = np.zeros(64, bool)
+        self._n = 0
+        self._at: dict[Any, int] = {}
+
+    def add(self, key: Any, value: int) -> None:
+        if key in self._at:  # a dict keeps a key's place when its value changes
+            self._values[self._at[key]] = value
+            return
+        if self._n == len(self._values):
+            self._values = np.concatenate([self._values, np.empty(self._n, np.int64)])
+            self._alive = np.concatenate([self._alive, np.zeros(self._n, bool)])
+        self._values[self._n], self._alive[self._n] = value, True
+        self._at[key] = self._n
+        self._n += 1
+
+    def remove(self, key: Any) -> None:
+        self._alive[self._at.pop(key)] = False
+
+    def values(self) -> np.ndarray:
+        """The values in order (int64, as ``np.array`` of the dict's values makes them)."""
+        return self._values[:self._n][self._alive[:self._n]]
+
+
+__all__ = ["ExtendibleHashSim", "OrderedCounts", "SplitTally"]
