@@ -17,6 +17,7 @@ cost minutes).
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -61,6 +62,31 @@ class AssignerShareBytes:
     track_share_bytes_per_key.unit = "bytes/key"
 
 
+def _stop_on_sigterm(signum: int, _frame) -> None:
+    raise SystemExit(128 + signum)
+
+
+def run_cluster_command(argv: list[str], env: dict[str, str], cwd: str) -> None:
+    """Run tests/standalone.py; when asv stops this benchmark (SIGTERM at its timeout),
+    pass the signal on so the cluster's daemons are stopped, not left running."""
+    previous = signal.signal(signal.SIGTERM, _stop_on_sigterm)
+    proc = subprocess.Popen(argv, env=env, cwd=cwd)
+    try:
+        if proc.wait():
+            raise subprocess.CalledProcessError(proc.returncode, argv)
+    except BaseException:
+        if proc.poll() is None:
+            proc.terminate()  # standalone.py stops its command and both daemons
+            try:
+                proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        raise
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def scale_out_run(workers: int, initial: int, batches: int, batch_size: int,
                   out: str) -> dict[str, Any]:
     """One ``indexbench run`` on a standalone cluster of ``workers`` 1-core workers;
@@ -74,8 +100,8 @@ def scale_out_run(workers: int, initial: int, batches: int, batch_size: int,
            f"--out {out}")
     env = dict(os.environ, INDEXBENCH_STANDALONE_WORKERS=str(workers),
                INDEXBENCH_STANDALONE_CORES="1")
-    subprocess.run([sys.executable, os.path.join(ROOT, "tests", "standalone.py"), cmd],
-                   check=True, env=env, cwd=ROOT)
+    run_cluster_command([sys.executable, os.path.join(ROOT, "tests", "standalone.py"), cmd],
+                        env, ROOT)
     df = pd.read_parquet(os.path.join(out, "metrics.parquet"))
     up = df[(df["operation"] == "upsert") & (df["batch"] >= 1)]
     hits, loads = up["assigner_cache_hits"].sum(), up["assigner_bootstraps"].sum()

@@ -6,6 +6,7 @@ import importlib
 from typing import Any
 
 from indexes.base import IndexFigure, RecordIndex, ServiceOption, TableService
+from tableformat.errors import TableConfigError
 
 _REGISTRY: dict[str, str] = {
     "bloom": "indexes.bloom:BloomIndex",
@@ -99,5 +100,9 @@ def get(name: str, **params: Any) -> RecordIndex:
 
 def from_table_config(config) -> RecordIndex:
     """The index a table was created with, with its stored parameters."""
+    if config.written_by_hudi:
+        raise TableConfigError(f"table {config.name!r} was written by Hudi's own writer "
+                               "(--peers hudi), not by an indexbench index: `indexbench "
+                               "verify` checks it; this command needs one of our indexes")
     cls = index_class(config.index_name)
     return cls(**{k: v for k, v in config.index_params.items() if k in cls.param_keys()})

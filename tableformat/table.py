@@ -44,6 +44,9 @@ ROLLBACK = "rollback"
 KEY_FIELD = "hoodie.table.recordkey.fields"
 PARTITION_FIELD = "hoodie.table.partition.fields"
 ORDERING_FIELD = "hoodie.table.precombine.field"
+# Hudi 1.x writes the ordering field(s) under this key (table version 6 included), and
+# no precombine key: how this project opens a table Hudi's own writer made
+HUDI_ORDERING_FIELDS = "hoodie.table.ordering.fields"
 INDEX_TYPE = "hoodie.index.type"
 INDEX_NAME = "indexbench.index.name"
 # What identifies a record: "partition" = (partition path, record key), Hudi's
@@ -121,14 +124,25 @@ class TableConfig:
         props.update(self.index_params)
         return props
 
+    @property
+    def written_by_hudi(self) -> bool:
+        """A table Hudi's own writer made (``--peers hudi``): no indexbench index in its
+        properties. Readers and ``verify`` open it; commands that need the index refuse."""
+        return not self.index_name
+
     @classmethod
     def from_properties(cls, props: dict[str, str]) -> TableConfig:
-        known = {*hp.HUDI_OWNED_KEYS, INDEX_TYPE, KEY_SCOPE, *IDENTITY_KEYS}
-        needed = (hp.NAME, KEY_FIELD, PARTITION_FIELD, ORDERING_FIELD, INDEX_NAME, INDEX_TYPE)
+        known = {*hp.HUDI_OWNED_KEYS, INDEX_TYPE, KEY_SCOPE, *IDENTITY_KEYS,
+                 HUDI_ORDERING_FIELDS}
+        if ORDERING_FIELD not in props and props.get(HUDI_ORDERING_FIELDS):
+            props = {**props, ORDERING_FIELD: props[HUDI_ORDERING_FIELDS].split(",")[0]}
+        foreign = INDEX_NAME not in props and INDEX_TYPE not in props
+        needed = (hp.NAME, KEY_FIELD, PARTITION_FIELD, ORDERING_FIELD) \
+            + (() if foreign else (INDEX_NAME, INDEX_TYPE))
         missing = [k for k in needed if k not in props]
-        if missing:  # e.g. a table Hudi itself wrote: not one of this harness's tables
+        if missing:  # neither one of this harness's tables nor one Hudi's writer made
             raise TableConfigError("hoodie.properties lacks " + ", ".join(missing)
-                                   + ": not a table written by indexbench")
+                                   + ": not a table written by indexbench or by Hudi")
         scope = props.get(KEY_SCOPE, "partition")
         if scope not in KEY_SCOPES:
             raise TableConfigError(f"{KEY_SCOPE}={scope!r} is not a key scope this version "
@@ -140,9 +154,10 @@ class TableConfig:
             record_key_field=props[KEY_FIELD],
             partition_field=props[PARTITION_FIELD],
             ordering_field=props[ORDERING_FIELD],
-            index_name=props[INDEX_NAME],
-            index_type=props[INDEX_TYPE],
-            index_params={k: v for k, v in props.items() if k not in known},
+            index_name=props.get(INDEX_NAME, ""),
+            index_type=props.get(INDEX_TYPE, ""),
+            index_params={} if foreign else
+            {k: v for k, v in props.items() if k not in known},
         )
 
 

@@ -3,7 +3,8 @@
 The cluster test and CI's cluster check use it: ``local[*]`` hides what a cluster costs
 (task launches over the network, executors in their own JVMs, Python workers per
 executor), so the cluster path is run for real. Both daemons run in the foreground of
-their own process groups and are stopped by PID, whatever happens to the command.
+their own process groups and are stopped by PID, whatever happens to the command, and
+when this process is told to stop (SIGTERM, SIGHUP: asv's timeout).
 
     python tests/standalone.py 'indexbench compare --master {master} ...' ['...']
 
@@ -109,10 +110,33 @@ def standalone_cluster(cores: int = 2, memory: str = "4g",
             shutil.rmtree(root, ignore_errors=True)
 
 
+def _exit_on_signal(signum: int, _frame) -> None:
+    """SIGTERM or SIGHUP (asv's timeout, a closed terminal) unwinds like Ctrl-C: the
+    running command is stopped and the cluster's ``finally`` stops both daemons."""
+    raise SystemExit(128 + signum)
+
+
+def _call(cmd: str) -> int:
+    """Run one shell command; stop it too when this process is told to stop."""
+    proc = subprocess.Popen(cmd, shell=True)
+    try:
+        return proc.wait()
+    except BaseException:
+        proc.terminate()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        raise
+
+
 def main(argv: list[str]) -> int:
     if not argv:
         print(__doc__, file=sys.stderr)
         return 2
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, _exit_on_signal)
     # INDEXBENCH_STANDALONE_WORKERS=2 INDEXBENCH_STANDALONE_CORES=1: two 1-core workers
     workers = int(os.environ.get("INDEXBENCH_STANDALONE_WORKERS", "1"))
     cores = int(os.environ.get("INDEXBENCH_STANDALONE_CORES", "2"))
@@ -123,7 +147,7 @@ def main(argv: list[str]) -> int:
             cmd = command.replace("{master}", url)
             print(f"$ {cmd}", flush=True)
             started = time.monotonic()
-            code = subprocess.call(cmd, shell=True)
+            code = _call(cmd)
             print(f"exit {code} after {time.monotonic() - started:.1f} s", flush=True)
             if code:
                 return code

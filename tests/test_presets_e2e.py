@@ -108,7 +108,15 @@ def _sets() -> list[str]:
     return [a for n, kv in PARAMS.items() for k, v in kv.items() for a in ("--set", f"{n}:{k}={v}")]
 
 
-@pytest.fixture(scope="module", params=sorted(workloads.presets()))
+# The default run (CI) keeps three presets: uniform (every index, phased), a skewed one and
+# a growing one with resizes; every index still runs on at least one of them. The rest
+# are `exhaustive` (`pytest -m ''` runs them): the same checks over more key shapes.
+DEFAULT_PRESETS = (PHASED, "zipf-skewed", "growth-with-resize")
+
+
+@pytest.fixture(scope="module", params=[
+    p if p in DEFAULT_PRESETS else pytest.param(p, marks=pytest.mark.exhaustive)
+    for p in sorted(workloads.presets())])
 def preset_run(request, spark, tmp_path_factory):
     preset = request.param
     out = tmp_path_factory.mktemp(preset)

@@ -189,9 +189,10 @@ def decode(f: Frame) -> Block:
             raise LogFormatError(f"data block at byte {f.offset} has no SCHEMA header")
         fields = parse_fields(f.header[HeaderKey.SCHEMA])
         if f.block_type == BlockType.PARQUET_DATA:
-            # single-threaded: pyarrow's threaded read of an in-memory block left a pool
-            # thread that aborted the interpreter at exit (tests/test_hudi_log.py)
-            records = pq.read_table(pa.BufferReader(f.content), use_threads=False)
+            # ParquetFile, single-threaded: pq.read_table goes through pyarrow.dataset,
+            # whose scanner thread (started even with use_threads=False) aborted the
+            # interpreter at exit under load (tests/test_hudi_log.py)
+            records = pq.ParquetFile(pa.BufferReader(f.content)).read(use_threads=False)
         else:
             # versions 2 and 3 share this layout (HoodieAvroDataBlockVersion.hasRecordCount)
             _content_version(f, "Avro data", (2, 3))
