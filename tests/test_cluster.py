@@ -67,3 +67,45 @@ def test_compare_and_verify_on_a_standalone_cluster(tmp_path):
         assert s.connect_ex(("127.0.0.1", port)) != 0
     for table in tables:  # every writer released its lock
         assert not os.path.exists(os.path.join(table, ".hoodie", LOCK))
+
+
+def test_sigterm_stops_the_command_and_both_daemons(tmp_path):
+    """What asv does at a benchmark's timeout: SIGTERM to tests/standalone.py stops the
+    command it runs and the master and worker it started; none is left running."""
+    import signal
+    import time
+
+    script = os.path.join(os.path.dirname(__file__), "standalone.py")
+    marker = f"indexbench-sigterm-{os.getpid()}"
+    proc = subprocess.Popen([sys.executable, script, f"sleep 300 # {marker}"],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            env=dict(os.environ, SPARK_WORKER_DIR=str(tmp_path)))
+    for line in proc.stdout:  # the cluster is up once the command starts
+        if line.startswith("$ sleep"):
+            break
+    url = next(a for a in _daemon_args() if "spark://127.0.0.1" in a).split()[-1]
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=60) == 128 + signal.SIGTERM
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and _running(url, marker):
+        time.sleep(0.2)
+    assert not _running(url, marker)
+
+
+def _daemon_args() -> list[str]:
+    """Command lines of running Spark standalone daemons (master and workers)."""
+    out = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            cmd = open(f"/proc/{pid}/cmdline", "rb").read().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        if "org.apache.spark.deploy.worker.Worker" in cmd or \
+                "org.apache.spark.deploy.master.Master" in cmd or "sleep 300 #" in cmd:
+            out.append(cmd.strip())
+    return out
+
+
+def _running(url: str, marker: str) -> list[str]:
+    port = url.rsplit(":", 1)[1]
+    return [c for c in _daemon_args() if url in c or f"--port {port}" in c or marker in c]
