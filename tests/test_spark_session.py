@@ -31,3 +31,31 @@ def test_a_batch_plans_its_own_partitions_and_restores_the_sessions(spark, tmp_p
     assert seen == [int(before) + 3] * 2  # the load and one batch, each with its own plan
     assert spark.conf.get("spark.sql.shuffle.partitions") == before
     assert cluster_cores(spark) == spark.sparkContext.defaultParallelism == 2
+
+
+def test_python_workers_read_pysparks_zip_directory_once(spark):
+    """Workers fork from indexbench.python_daemon: the per-task invalidate_caches() that
+    PySpark's worker calls leaves a zip importer's directory as read, not re-read."""
+    import pyarrow as pa
+
+    def probe(batches):
+        import importlib
+        import sys
+        import zipimport
+
+        zips = [i for i in sys.path_importer_cache.values()
+                if isinstance(i, zipimport.zipimporter)]
+        before = [id(zipimport._zip_directory_cache.get(z.archive)) for z in zips]
+        importlib.invalidate_caches()
+        after = [id(zipimport._zip_directory_cache.get(z.archive)) for z in zips]
+        for _ in batches:
+            pass
+        yield pa.RecordBatch.from_pylist([{"zips": len(zips), "kept": before == after,
+                                           "main": sys.modules["__main__"].__spec__.name}])
+
+    rows = spark.range(4).repartition(2).mapInArrow(
+        probe, "zips long, kept boolean, main string").collect()
+    assert rows and all(r.kept for r in rows)
+    assert all(r.zips >= 1 for r in rows)  # pyspark.zip and py4j's are on the workers' path
+    assert {r.main for r in rows} == {"indexbench.python_daemon"}
+    assert spark.conf.get("spark.python.daemon.module") == "indexbench.python_daemon"
