@@ -110,24 +110,41 @@ def standalone_cluster(cores: int = 2, memory: str = "4g",
             shutil.rmtree(root, ignore_errors=True)
 
 
+# A stop signal that arrives while a command is being started waits here until the
+# command exists: raised inside ``Popen`` (after its fork), it left the shell running with
+# nobody to stop it (seen under load in CI).
+_held: list[int] = []
+_starting = False
+
+
 def _exit_on_signal(signum: int, _frame) -> None:
     """SIGTERM or SIGHUP (asv's timeout, a closed terminal) unwinds like Ctrl-C: the
     running command is stopped and the cluster's ``finally`` stops both daemons."""
+    if _starting:
+        _held.append(signum)
+        return
     raise SystemExit(128 + signum)
 
 
 def _call(cmd: str) -> int:
-    """Run one shell command; stop it too when this process is told to stop."""
-    proc = subprocess.Popen(cmd, shell=True)
+    """Run one shell command; stop it too when this process is told to stop. The
+    command gets its own process group: stopping it stops what the shell started too."""
+    global _starting
+    _starting = True
     try:
+        proc = subprocess.Popen(cmd, shell=True, start_new_session=True)
+    finally:
+        _starting = False
+    try:
+        if _held:
+            raise SystemExit(128 + _held[0])
         return proc.wait()
     except BaseException:
-        proc.terminate()
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        _stop(proc)
+        try:  # what the shell forked while the signal reached it: the group, swept
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
         raise
 
 

@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 from standalone import standalone_cluster
 
+import indexes
 from tableformat.table import LOCK
 
 pytestmark = [pytest.mark.slow, pytest.mark.spark]
@@ -22,15 +23,23 @@ def _cli(*args: str, cwd) -> subprocess.CompletedProcess:
                           text=True, timeout=600, cwd=cwd)
 
 
-def test_compare_and_verify_on_a_standalone_cluster(tmp_path):
-    import indexes
+# The default run (CI) sends four indexes through the cluster, one of each way an index
+# keeps its state: footers read in executor tasks (bloom), a hash alone (simple-bucket),
+# caches that live in executor tasks (dynamic-rli), a server the executors call
+# (external-kv). `pytest -m ''` runs every index there.
+ON_CLUSTER = ("bloom", "simple-bucket", "dynamic-rli", "external-kv")
 
+
+@pytest.mark.parametrize("names", [
+    ON_CLUSTER, pytest.param(tuple(indexes.names()), marks=pytest.mark.exhaustive, id="all")])
+def test_compare_and_verify_on_a_standalone_cluster(tmp_path, names):
     out = tmp_path / "out"
     with standalone_cluster(cores=2, memory="2g", workdir=str(tmp_path / "spark")) as url:
         # a relative --out: executors must get the table's absolute path, not resolve it
         # against their own working directory. Throughput mode: fewer jobs (CI time), and
         # the bucket indexes' writes combine and count in executor tasks
-        run = _cli("compare", "--initial-records", "2000", "--batches", "1",
+        run = _cli("compare", "--indexes", ",".join(names), "--initial-records", "2000",
+                   "--batches", "1",
                    "--batch-size", "500", "--master", url, "--out", "out", "--throughput",
                    cwd=tmp_path)
         assert run.returncode == 0, run.stderr[-2000:]
@@ -40,18 +49,18 @@ def test_compare_and_verify_on_a_standalone_cluster(tmp_path):
         assert facts["master"] == url
         assert facts["cores"] == 2 and facts["shuffle_partitions"] == 4
         metrics = pd.read_parquet(out / "metrics.parquet")
-        assert sorted(metrics["index"].unique()) == sorted(indexes.names())
+        assert sorted(metrics["index"].unique()) == sorted(names)
         # compare's query phase ran on the cluster too: lookups through every index in
         # executor tasks found their keys; the bucket-aware scans shuffled nothing
         lookups = metrics[metrics["query"] == "lookup"]
-        assert sorted(lookups["index"]) == sorted(indexes.names())
+        assert sorted(lookups["index"]) == sorted(names)
         assert (lookups["keys_found"] == 50).all()
         aware = metrics[metrics["plan"] == "bucket-aware"]
         # a group-by and a self-join per index whose records sit in hash % N (RFC-29;
         # multi-fg-bucket: several file groups per bucket, all of a key's in one;
         # extendible-hash: no split at these sizes, so every local depth is d: h % 2^d)
         hashed = {"simple-bucket", "multiple-rehash", "partition-bucket", "multi-fg-bucket",
-                  "extendible-hash"}
+                  "extendible-hash"} & set(names)
         assert sorted(aware["index"]) == sorted([*hashed, *hashed])
         assert (aware["shuffle_bytes"] == 0).all()
         metrics = metrics[metrics["operation"] == "upsert"]
@@ -60,7 +69,7 @@ def test_compare_and_verify_on_a_standalone_cluster(tmp_path):
         tables = sorted(str(p) for p in (out / "tables").iterdir())
         check = _cli("verify", *tables, "--master", url, cwd=tmp_path)
         assert check.returncode == 0, check.stdout + check.stderr[-2000:]
-        assert check.stdout.count("every invariant holds") == len(indexes.names())
+        assert check.stdout.count("every invariant holds") == len(names)
     # the daemons are gone: nothing listens on the master's port any more
     port = int(url.rsplit(":", 1)[1])
     with socket.socket() as s:

@@ -108,10 +108,10 @@ def _sets() -> list[str]:
     return [a for n, kv in PARAMS.items() for k, v in kv.items() for a in ("--set", f"{n}:{k}={v}")]
 
 
-# The default run (CI) keeps three presets: uniform (every index, phased), a skewed one and
-# a growing one with resizes; every index still runs on at least one of them. The rest
-# are `exhaustive` (`pytest -m ''` runs them): the same checks over more key shapes.
-DEFAULT_PRESETS = (PHASED, "zipf-skewed", "growth-with-resize")
+# The default run (CI) keeps two presets: uniform (every index, phased) and a growing one
+# with resizes. The rest are `exhaustive` (`pytest -m ''` runs them): the same checks
+# over more key shapes.
+DEFAULT_PRESETS = (PHASED, "growth-with-resize")
 
 
 @pytest.fixture(scope="module", params=[
