@@ -59,16 +59,20 @@ def _wait_for(log: str, text: str, proc: subprocess.Popen, timeout: float) -> No
 
 
 def _stop(proc: subprocess.Popen) -> None:
-    """SIGTERM to the daemon's process group, SIGKILL if it lingers."""
-    if proc.poll() is None:
-        try:
+    """SIGTERM to the process group of a daemon or command (each starts a session of its
+    own), SIGKILL if its leader lingers, then SIGKILL to what is left of the group: a
+    child forked as the SIGTERM came outlives its leader."""
+    try:
+        if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGTERM)
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-        except ProcessLookupError:
-            pass
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                pass
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass  # the group is gone already
+    proc.wait()
 
 
 @contextmanager
@@ -113,7 +117,7 @@ def standalone_cluster(cores: int = 2, memory: str = "4g",
 # A stop signal that arrives while a command is being started waits here until the
 # command exists: raised inside ``Popen`` (after its fork), it left the shell running with
 # nobody to stop it (seen under load in CI).
-_held: list[int] = []
+_held: list[int] = []  # the signals that came while ``_starting``
 _starting = False
 
 
@@ -141,10 +145,6 @@ def _call(cmd: str) -> int:
         return proc.wait()
     except BaseException:
         _stop(proc)
-        try:  # what the shell forked while the signal reached it: the group, swept
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
         raise
 
 
