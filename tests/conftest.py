@@ -16,7 +16,8 @@ from tableformat.table import Table
 # inherit the environment) compiles with C1 only: the tests run many tiny jobs, where C2
 # compiling hot code costs more CPU than it saves (about a third of a small compare's
 # wall time on 2 cores). The JIT tier changes no result. Set SPARK_SUBMIT_OPTS to
-# override (empty: the JVM's default tiers).
+# override (empty: the JVM's default tiers); .ci/run sets it to also start every JVM from
+# a class-data-sharing archive of Spark's classes (tests/jvm_archive.py).
 os.environ.setdefault("SPARK_SUBMIT_OPTS", "-XX:TieredStopAtLevel=1")
 # Runs given no --out write under INDEXBENCH_OUT: a temporary folder for the whole test
 # session (subprocesses inherit it), never the checkout's out/.
