@@ -296,11 +296,17 @@ def _size(path: str) -> int:
 
 
 def _table_files(table: str) -> tuple[int, int]:
-    """(data files, their bytes) under a Hudi table, the timeline and metadata aside."""
+    """(data files, their bytes) under a Hudi table, the timeline and metadata aside.
+
+    Hadoop's local file system writes a ``.<name>.crc`` checksum beside every file Hudi
+    writes; a log file's (``..<fileId>_<instant>.log.1_<token>.crc``) holds ``.log.`` in
+    its name and is not a data file."""
     files = size = 0
     for root, dirs, names in os.walk(table):
         dirs[:] = [d for d in dirs if not d.startswith(".")]
         for n in names:
+            if n.endswith(".crc"):
+                continue
             if n.endswith(".parquet") or ".log." in n:
                 files += 1
                 size += os.path.getsize(os.path.join(root, n))

@@ -135,6 +135,25 @@ def test_completed_instants_of_both_timeline_layouts(tmp_path):
         ("20260101000000000", "deltacommit")]
 
 
+def test_a_tables_data_files_leave_out_hadoops_checksums(tmp_path):
+    """Hadoop's local file system writes ``.<name>.crc`` beside each file Hudi writes: a
+    log file's checksum holds ``.log.`` in its name (batch 1 of a 1M merge-on-read
+    ``hudi-bloom`` wrote 9 base and 812 log files, and ``files_in_table`` grew by 1,633:
+    the 812 logs' checksums too)."""
+    fid = "0f0e0d0c-0000-4000-8000-000000000000-0"
+    part = tmp_path / "2026-01-01"
+    part.mkdir()
+    files = {f"{fid}_1-0-1_20260101000000000.parquet": 100,
+             f".{fid}_20260101000000000.log.1_1-0-1": 40,
+             f".{fid}_20260101000000000.log.2_1-0-1": 60}
+    for name, size in files.items():
+        (part / name).write_bytes(b"x" * size)
+        (part / f".{name}.crc").write_bytes(b"c" * 12)
+    (tmp_path / ".hoodie").mkdir()
+    (tmp_path / ".hoodie" / "20260101000000000.deltacommit").write_text("{}")
+    assert H._table_files(str(tmp_path)) == (3, 200)
+
+
 # --- counterparts, plan, settings ----------------------------------------------------------
 
 @pytest.mark.parametrize("name", indexes.names())
