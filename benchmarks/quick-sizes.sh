@@ -23,6 +23,7 @@ export INDEXBENCH_ASV_HUDI_SIZES="${INDEXBENCH_ASV_HUDI_SIZES:-2000,1,500}"
 export INDEXBENCH_ASV_HUDI_INDEXES="${INDEXBENCH_ASV_HUDI_INDEXES:-simple-bucket}"
 export INDEXBENCH_ASV_HUDI_TYPES="${INDEXBENCH_ASV_HUDI_TYPES:-cow}"
 export INDEXBENCH_ASV_SCALEOUT_SIZES="${INDEXBENCH_ASV_SCALEOUT_SIZES:-0}"  # two clusters: minutes
-# The JVMs of the three Spark-backed setup_caches compile with C1 only (as in
-# tests/conftest.py: short runs, and a dry run times nothing).
+# The JVMs of the Spark-backed setup_caches compile with C1 only (as in
+# tests/conftest.py: short runs, and a dry run times nothing); under .ci/run they also
+# start from its class archive (tests/jvm_archive.py).
 export SPARK_SUBMIT_OPTS="${SPARK_SUBMIT_OPTS--XX:TieredStopAtLevel=1}"

@@ -688,10 +688,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--peers", metavar="NAME[,NAME]",
                    help="also run these on the same batches: 'hudi' (Apache Hudi's own "
                         "Spark writer, a series hudi-<index> beside each index Hudi has, "
-                        "and hudi-simple; its bundle is fetched on first use), 'delta' "
-                        "(delta-rs MERGE, series delta-merge), 'paimon' (Apache Paimon, "
-                        "series paimon-fixed and paimon-dynamic; or name one series); "
-                        "delta and paimon need pip install -e \".[peers]\"")
+                        "and hudi-simple; needs mvn, which fetches its bundle on first "
+                        "use), 'delta' (delta-rs MERGE, series delta-merge), 'paimon' "
+                        "(Apache Paimon, series paimon-fixed and paimon-dynamic), or one "
+                        "series by name; delta and paimon need pip install -e \".[peers]\"")
     p.add_argument("--table-types", metavar="TYPE[,TYPE]", type=_table_types,
                    help="run every index once per table type on the same batches, e.g. "
                         "cow,mor (series bloom and bloom (mor))")
