@@ -6,6 +6,7 @@ import os
 
 import pandas as pd
 import pytest
+from jvm_archive import JIT
 
 from indexbench.spark import get_session
 from tableformat.slice_reader import read_file_group
@@ -18,7 +19,7 @@ from tableformat.table import Table
 # wall time on 2 cores). The JIT tier changes no result. Set SPARK_SUBMIT_OPTS to
 # override (empty: the JVM's default tiers); .ci/run sets it to also start every JVM from
 # a class-data-sharing archive of Spark's classes (tests/jvm_archive.py).
-os.environ.setdefault("SPARK_SUBMIT_OPTS", "-XX:TieredStopAtLevel=1")
+os.environ.setdefault("SPARK_SUBMIT_OPTS", JIT)
 # Runs given no --out write under INDEXBENCH_OUT: a temporary folder for the whole test
 # session (subprocesses inherit it), never the checkout's out/.
 if "INDEXBENCH_OUT" not in os.environ:

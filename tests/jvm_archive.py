@@ -27,7 +27,7 @@ import subprocess
 import sys
 import tempfile
 
-JIT = "-XX:TieredStopAtLevel=1"  # as tests/conftest.py: C1 only for the suite's JVMs
+JIT = "-XX:TieredStopAtLevel=1"  # C1 only for the suite's JVMs (tests/conftest.py uses it)
 QUIET = "-Xlog:cds=off -Xlog:cds+dynamic=off"  # no warning per class it cannot archive
 
 
