@@ -1,10 +1,12 @@
-"""Bucket hashing: Hudi's ``(List<String>.hashCode & MAX) % N`` and consistent-hashing XXH32
-over whole key columns."""
+"""Bucket hashing: Hudi's ``(List<String>.hashCode & MAX) % N``, consistent-hashing XXH32
+and Hudi's MD5 insert draw over whole key columns."""
 
 from __future__ import annotations
 
 from indexes.hashing import bucket_ids
+from indexes.md5_hash import hudi_insert_hash
 from indexes.xxhash32 import consistent_hash
+from tableformat.sizing import InsertPlan
 
 from ._data import SAMPLING, uuid_keys
 
@@ -43,3 +45,28 @@ class ConsistentHashing:
 
     def peakmem_consistent_hash(self, keys: int) -> None:
         consistent_hash(self.columns)
+
+
+class InsertDraw:
+    """Cost of Hudi's insert draw over a batch of new keys (the insert planner's task in
+    the driver and the bloom / external-kv simulators): MD5 of each key, vectorized, then
+    the binary search in the buckets' cumulative weights."""
+
+    rounds, repeat = SAMPLING
+
+    params = [[10_000, 100_000, 1_000_000]]
+    param_names = ["keys"]
+
+    def setup(self, keys: int) -> None:
+        self.keys = uuid_keys(keys)
+        self.plan = InsertPlan(file_ids=[f"g{b}" for b in range(8)],
+                               counts=[keys // 8] * 7 + [keys - 7 * (keys // 8)])
+
+    def time_md5(self, keys: int) -> None:
+        hudi_insert_hash(self.keys)
+
+    def time_draw(self, keys: int) -> None:
+        self.plan.draw(hudi_insert_hash(self.keys))
+
+    def peakmem_draw(self, keys: int) -> None:
+        self.plan.draw(hudi_insert_hash(self.keys))

@@ -329,6 +329,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     _print_summary(df)
     if args.query:
         _print_queries(df[df["operation"] == "query"])
+    if args.keep_tables and any(peers.peer_of(n) == "hudi" for n in peer_names):
+        _print_fidelity(out, getattr(args, "sim", True))  # the report shows its summary
     console.print(f"metrics: {out}/metrics.parquet")
     console.print(f"report: {api.report([out])}")
     size = _remove_tables(out) if not args.keep_tables else _tables_bytes(out)
@@ -647,6 +649,39 @@ def cmd_compact(args: argparse.Namespace) -> int:
     return 0
 
 
+def _print_fidelity(run_dir: str, simulate: bool = True) -> pd.DataFrame:
+    """Check a run's tables against Hudi's (``fidelity.md`` in it); print the summary."""
+    from indexbench import fidelity
+    from reports.fidelity import summary
+
+    checks = fidelity.check(run_dir, simulate=simulate)
+    for line in summary(checks):
+        console.print(line, highlight=False, soft_wrap=True)
+    console.print(f"fidelity: {os.path.join(run_dir, fidelity.MD)}")
+    return checks
+
+
+def cmd_fidelity(args: argparse.Namespace) -> int:
+    """A compare beside Hudi's writer (or a given one), checked figure by figure."""
+    import indexes
+    from peers import hudi as hudi_peer
+    from reports.fidelity import FAIL, FIDELITY_CSV
+
+    if args.run_dir is None:  # the compare prints the checks before its report
+        args.indexes = args.indexes or ",".join(hudi_peer.counterpart_indexes())
+        args.sets = [f"{n}:{k}={v}" for n in args.indexes.split(",")
+                     for k, v in indexes.index_class(n.strip()).HUDI.fidelity_params
+                     ] + list(args.sets or [])  # the run's own --set wins
+        args.peers, args.keep_tables, args.query = hudi_peer.NAME, True, False
+        args.table_types = args.table_types or ["cow", "mor"]
+        args.out = args.out or os.path.join("out", f"fidelity-{new_run_id()}")
+        cmd_compare(args)
+        status = pd.read_csv(os.path.join(args.out, FIDELITY_CSV))["status"]
+    else:
+        status = _print_fidelity(args.run_dir, simulate=args.sim)["status"]
+    return 1 if args.strict and (status == FAIL).any() else 0
+
+
 def _command(sub, name: str, help: str) -> argparse.ArgumentParser:  # noqa: A002
     """A subcommand whose ``--help`` page opens with the same sentence as the list."""
     p = sub.add_parser(name, help=help, description=help[:1].upper() + help[1:] + ".")
@@ -704,6 +739,20 @@ def build_parser() -> argparse.ArgumentParser:
                         "--no-query skips it; `indexbench query` runs more)")
     _add_run_options(p)
     p.set_defaults(func=cmd_compare)
+    p = _command(sub, "fidelity", help="check our counters against Apache Hudi's own "
+                                        "writer and the simulator on the same batches")
+    p.add_argument("run_dir", nargs="?", metavar="RUN_DIR",
+                   help="a compare run made with --peers hudi, tables kept (default: run "
+                        "one first, into --out)")
+    p.add_argument("--indexes", help="comma-separated (default: every index Hudi has)")
+    p.add_argument("--table-types", metavar="TYPE[,TYPE]", type=_table_types,
+                   help="table types of the compare it runs (default cow,mor)")
+    p.add_argument("--sim", action=argparse.BooleanOptionalAction, default=True,
+                   help="also simulate the same batches (the simulator's column)")
+    p.add_argument("--strict", action="store_true",
+                   help="exit 1 when a check misses its tolerance unexplained")
+    _add_run_options(p)
+    p.set_defaults(func=cmd_fidelity)
     p = _command(sub, "sim", help="simulate indexes without Spark (model table, up to "
                                    "billions of keys); same metrics contract, run_mode=sim")
     p.add_argument("--index", help="one index (same as --indexes NAME)")

@@ -14,7 +14,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-import numpy as np
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
@@ -49,7 +48,7 @@ from tableformat.hudi_log.constants import BASE_LOG_VERSION
 from tableformat.hudi_log.names import LogFileName
 from tableformat.rows import WriteTotals, upsert_row
 from tableformat.table import UPSERT_STATS_SCHEMA, Snapshot, Table, TableConfig, stats_by_partition
-from tableformat.table_type import MERGE_ON_READ, insert_candidates, writes_log_file
+from tableformat.table_type import MERGE_ON_READ, writes_log_file
 from tableformat.write_config import WriteConfig
 
 KEY_TYPES = (T.StringType,)
@@ -210,9 +209,10 @@ def plan_inserts(tagged: DataFrame, table: Table, snapshot: Snapshot, index: Rec
 
     Per partition, :func:`tableformat.sizing.plan_partition` tops up the small files and
     plans new file groups (the driver sees one insert count per partition and the
-    snapshot's file sizes); then one task per partition ranks its inserts by (Spark's
-    ``hash(key)``, key) and cuts the ranking at the planned counts, so the file a key
-    lands in is chosen by its hash and a batch's new files overlap in key range. Returns
+    snapshot's file sizes); then one task per partition draws each insert into a
+    bucket by its key's MD5 against the buckets' weights, as Hudi does
+    (:func:`tableformat.sizing.draw_buckets`), so a batch's new files overlap in key
+    range and hold about, not exactly, their planned counts. Returns
     the planned records, the plan's counters, the file groups inserts go to and the
     planned inserts alone (None: no insert), which read the plan's broadcast: it is
     ``release``d only once they have been read for the last time.
@@ -229,13 +229,12 @@ def plan_inserts(tagged: DataFrame, table: Table, snapshot: Snapshot, index: Rec
     counts = {r[0]: int(r[1]) for r in inserts.groupBy(part).count().collect()}  # ok: one
     avg = sizing.average_record_size(snapshot.commits, sizing_cfg)  # row per partition
     plans = {}
-    candidates = insert_candidates(snapshot.in_partitions(counts), cfg.table_type,
-                                   index.CAN_INDEX_LOG_FILES)
-    files = sizing.file_sizes_by_partition(candidates)
+    smalls = sizing.small_file_candidates(snapshot.in_partitions(counts), cfg.table_type,
+                                          index.CAN_INDEX_LOG_FILES, sizing_cfg)
     seq = len(snapshot.completed)  # this commit's place on the timeline
     for p, n in sorted(counts.items()):
         plans[p] = sizing.plan_partition(
-            n, sizing.small_files(files.get(p, []), sizing_cfg), avg, sizing_cfg,
+            n, smalls.get(p, []), avg, sizing_cfg,
             lambda b, p=p: sizing.new_file_id(seq, p, b))
     stats = {"small_files_topped_up": sum(pl.topped_up for pl in plans.values()),
              "small_file_inserts": sum(pl.small_file_inserts for pl in plans.values()),
@@ -243,26 +242,23 @@ def plan_inserts(tagged: DataFrame, table: Table, snapshot: Snapshot, index: Rec
     groups = {(p, fid) for p, pl in plans.items() for fid in pl.file_ids}
     if not counts:
         return tagged, stats, groups, None
-    bc = spark.sparkContext.broadcast({p: (pl.bounds, pl.file_ids) for p, pl in plans.items()})
+    bc = spark.sparkContext.broadcast({p: (pl.weights, pl.file_ids) for p, pl in plans.items()})
     if release is not None:  # the caller drops it once the planned records are written
         release.append(bc.destroy)
     fid_at = inserts.columns.index(FILE_ID_COL)
     fid_field = to_arrow_schema(inserts.schema).field(FILE_ID_COL)
 
     def assign(group):
-        """One partition's inserts: rank by (hash, key), cut at the plan's counts."""
+        """One partition's inserts: each drawn into a bucket by its key's MD5, as Hudi's
+        ``UpsertPartitioner.getPartition`` draws it."""
         import pyarrow as pa
 
-        from indexes.hashing import spark_murmur3_hash
+        from indexes.md5_hash import hudi_insert_hash
+        from tableformat.sizing import draw_buckets
 
-        bounds, ids = bc.value[group.column(part)[0].as_py()]
-        keys = group.column(key).combine_chunks()
-        ranked = pa.table({"h": pa.array(spark_murmur3_hash(keys)), "k": keys,
-                           "i": pa.array(np.arange(len(keys), dtype=np.int64))}
-                          ).sort_by([("h", "ascending"), ("k", "ascending")])
-        ranks = np.empty(len(keys), np.int64)
-        ranks[ranked.column("i").to_numpy()] = np.arange(len(keys), dtype=np.int64)
-        bucket = np.searchsorted(bounds, ranks, side="right")
+        weights, ids = bc.value[group.column(part)[0].as_py()]
+        keys = group.column(key)
+        bucket = draw_buckets(hudi_insert_hash(keys), weights, len(keys))
         return group.set_column(fid_at, fid_field,
                                 pa.array(ids, pa.string()).take(pa.array(bucket)))
 

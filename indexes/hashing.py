@@ -44,6 +44,7 @@ __all__ = [
     "java_string_hash_scalar",
     "spark_murmur3_fixed",
     "spark_murmur3_hash",
+    "string_width_groups",
 ]
 
 INT32_MAX = 0x7FFFFFFF
@@ -425,6 +426,19 @@ def _width_groups(offsets: np.ndarray, data: np.ndarray, rows: np.ndarray
         for a in range(0, e - s, step):
             idx = idx_all[a:a + step]
             yield idx, windows[offsets[idx]]
+
+
+def string_width_groups(values: Any) -> tuple[int, Iterator[tuple[np.ndarray, np.ndarray]]]:
+    """(rows, groups) of a string column: its length and, for its non-null rows, (row
+    indices, (k, width) UTF-8 byte matrix) per byte length (other hashes' input)."""
+    arr = _as_string_array(values)
+    n = len(arr)
+    if n == 0:
+        return 0, iter(())
+    offsets, data = _utf8_buffers(arr)
+    rows = np.flatnonzero(~arr.is_null().to_numpy(zero_copy_only=False)) if arr.null_count \
+        else np.arange(n)
+    return n, _width_groups(offsets, data, rows)
 
 
 def spark_murmur3_hash(values: Any, seed: int | np.ndarray = SPARK_HASH_SEED) -> np.ndarray:

@@ -22,6 +22,9 @@ FILE_SIZING_KEYS = (
     "hoodie.parquet.max.file.size", "hoodie.parquet.small.file.limit",
     "hoodie.copyonwrite.insert.split.size", "hoodie.copyonwrite.insert.auto.split",
     "hoodie.copyonwrite.record.size.estimate", "hoodie.record.size.estimation.threshold",
+    "_hoodie.record.size.estimator.max.commits",
+    "hoodie.record.size.estimator.average.metadata.size",
+    "hoodie.merge.small.file.group.candidates.limit",
 )
 
 
@@ -30,7 +33,10 @@ class HudiCounterpart:
     """``options(index)``: Hudi's write options for the index's resolved parameters
     (``index.params``); ``table_types``: the types Hudi runs it on, ``refused`` why not
     on the others (one line, shown where the row is absent); ``note``: how Hudi's
-    counterpart differs by design (docs and run.json)."""
+    counterpart differs by design (docs and run.json); ``same_placement``: whether
+    Hudi's writer must put each record where ours does; ``judged`` and ``explained``:
+    what ``indexbench fidelity`` holds against Hudi's writer, and which misses
+    docs/fidelity.md explains."""
 
     options: Callable[[Any], dict[str, str]]
     table_types: tuple[str, ...] = (COPY_ON_WRITE, MERGE_ON_READ)
@@ -40,6 +46,22 @@ class HudiCounterpart:
     # the metadata table): a run's --set hudi:... that contradicts one leaves it out
     requires: tuple[tuple[str, str], ...] = ()
     requires_why: str = ""
+    # Hudi puts every record in the same file group as ours by design (a bucket index:
+    # the bucket is a function of the key): ``indexbench fidelity`` joins both tables on
+    # the record key and wants every record placed alike
+    same_placement: bool = False
+    # the fidelity checks (reports.fidelity.CHECKS names) that compare like with like
+    # for this counterpart (None: all); the others are shown, not judged, e.g. where
+    # Hudi places records its own way by design
+    judged: tuple[str, ...] | None = None
+    # (check name, table type "cow"/"mor" or "" for both, why): a miss of that check
+    # that docs/fidelity.md explains by a measurement; the verdict says "explained" and
+    # gives the reason
+    explained: tuple[tuple[str, str, str], ...] = ()
+    # our parameters that make our figures bit-comparable to Hudi's where the default
+    # differs only in a detail Hudi cannot change (bloom: Hudi's filter bit positions);
+    # ``indexbench fidelity`` sets them unless the run sets them itself
+    fidelity_params: tuple[tuple[str, str], ...] = ()
 
     def refusal(self, table_type: str, settings: Mapping[str, str] | None = None
                 ) -> str | None:

@@ -20,6 +20,8 @@ import pandas as pd
 from reports import figures as F
 from reports import style
 from reports.data import RunData, is_sim, load, shaping_versions, version_warning
+from reports.fidelity import FIDELITY_CSV
+from reports.fidelity import summary_table as fidelity_summary
 from reports.peer_pairs import pairs_figure, pairs_table
 from reports.query import has_queries, query_figure, query_table
 from reports.stream import stream_timeline_figure
@@ -304,6 +306,15 @@ def render_html(run: RunData, written: Sequence[tuple[FigureSpec, Path]], out: P
                  "series that mirrors it (same batches, settings and table type); Hudi's "
                  "figures come from its commits, log lines and Spark jobs</p>",
                  _table(side, "metric")]
+    for source in run.sources:  # indexbench fidelity wrote its checks beside the run
+        checks = Path(source) / FIDELITY_CSV
+        if checks.is_file():
+            body += ["<h2>Fidelity against Hudi's writer</h2>",
+                     f"<p class=muted>checks of {html.escape(source)} per index and table "
+                     "type, batch by batch: ours within each tolerance of Hudi's (or a "
+                     "miss docs/fidelity.md explains); every row in "
+                     f"{html.escape(str(Path(source) / 'fidelity.md'))}</p>",
+                     _table(fidelity_summary(pd.read_csv(checks)), "index")]
     if has_queries(df):  # indexbench query rows: never part of the upsert tables above
         body += ["<h2>Queries</h2>",
                  "<p class=muted>median of each index's query rows (rows: how many runs or "

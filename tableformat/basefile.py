@@ -29,6 +29,10 @@ IS_DELETED = "_hoodie_is_deleted"
 
 MIN_KEY_FOOTER = "hoodie_min_record_key"
 MAX_KEY_FOOTER = "hoodie_max_record_key"
+# ``hoodie.parquet.compression.codec`` of our base files: snappy, where Hudi's default
+# is gzip (about 15x the CPU per byte written); the Hudi peer writes snappy too
+# (docs/fidelity.md, "Bytes written")
+BASE_FILE_CODEC = "snappy"
 
 _NAME_RE = re.compile(r"^(?P<file_id>.+)_(?P<token>\d+-\d+-\d+)_(?P<instant>\d{17})\.parquet$")
 
@@ -105,7 +109,7 @@ def encode_base_file(sink, table: pa.Table, footer: dict[str, str]) -> None:
     the writers and of the simulator's record-size sample (``indexbench.sim.record_size``),
     so a modelled size is one of these bytes, not a guess."""
     table = table.replace_schema_metadata(None)
-    with pq.ParquetWriter(sink, table.schema, compression="snappy",
+    with pq.ParquetWriter(sink, table.schema, compression=BASE_FILE_CODEC,
                           store_schema=False) as writer:
         writer.write_table(table)
         writer.add_key_value_metadata(footer)

@@ -113,7 +113,7 @@ class ModelTable:
         # Hudi's average record size reads base files only (as Table.snapshot counts)
         snap.commits.append(CommitTotals(
             instant, action, sum(s.size_bytes for s in written),
-            sum(s.num_records for s in written)))
+            sum(s.num_records for s in written), len(written)))
         snap.operations[instant] = operation or ("CLUSTER" if replaced else "UPSERT")
         snap.extra[instant] = dict(extra or {})
         return appended

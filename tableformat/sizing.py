@@ -1,20 +1,20 @@
 """Hudi's copy-on-write file sizing (``UpsertPartitioner``), engine-neutral.
 
 Inserts of a partition first top up its small files (base files under
-``hoodie.parquet.small.file.limit``) up to ``hoodie.parquet.max.file.size``, counting
-the room of a file in records of the average record size of the latest commit that
-wrote enough bytes (``averageBytesPerRecord``); what is left goes to new file groups of
-``maxFileSize / avgRecordSize`` records (``hoodie.copyonwrite.insert.auto.split``) or of
-``hoodie.copyonwrite.insert.split.size``.
+``hoodie.parquet.small.file.limit``; on merge-on-read, for an index that cannot index
+log files, only the smallest base files without logs: :func:`small_file_candidates`) up
+to ``hoodie.parquet.max.file.size``, counting the room of a file in records of the
+average record size of the newest instant that wrote enough bytes (Hudi 1.x's
+``AverageRecordSizeEstimator``: :func:`average_record_size`); what is left goes to new
+file groups of ``ceil(maxFileSize / avgRecordSize)`` records
+(``hoodie.copyonwrite.insert.auto.split``) or of ``hoodie.copyonwrite.insert.split.size``.
 
-Which insert lands in which bucket is decided by a hash of its key, as Hudi's
-``getPartition`` does, so a batch's new files overlap in key range. Hudi draws each key
-into a bucket with probability = the bucket's weight, so a bucket may receive more than
-its planned count; here the partition's inserts are ranked by (hash, key) and cut at
-the planned counts, so every bucket receives exactly its plan and no file outgrows the
-max size by more than one record's estimate. The hash is Spark SQL's ``hash(key)``
-(Murmur3, seed 42; :func:`indexes.hashing.spark_murmur3_hash` computes it without
-Spark), not Hudi's MD5, because both engines compute it vectorized.
+Which insert lands in which bucket is Hudi's draw (``UpsertPartitioner.getPartition``):
+``r = floorMod(md5(key), numInserts) / numInserts`` against the buckets' cumulative
+weights (planned count / numInserts), :func:`draw_buckets`; ``md5(key)`` is
+:func:`indexes.md5_hash.hudi_insert_hash`. So a batch's new files overlap in key range,
+a bucket may receive a few records more or fewer than planned, and one planned for a
+handful may receive none (no file is written for it), as in Hudi.
 
 The driver (Spark) and the bloom simulator call the same functions on the same inputs
 (file ids and record counts are the same in both), except for file bytes: real Parquet
@@ -30,6 +30,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from tableformat.table_type import MERGE_ON_READ
+
 # Hudi's defaults (HoodieStorageConfig / HoodieCompactionConfig).
 MAX_FILE_SIZE = 125829120  # hoodie.parquet.max.file.size
 SMALL_FILE_LIMIT = 104857600  # hoodie.parquet.small.file.limit
@@ -37,6 +39,11 @@ RECORD_SIZE_ESTIMATE = 1024  # hoodie.copyonwrite.record.size.estimate
 INSERT_SPLIT_SIZE = 500000  # hoodie.copyonwrite.insert.split.size
 AUTO_SPLIT = True  # hoodie.copyonwrite.insert.auto.split
 ESTIMATION_THRESHOLD = 1.0  # hoodie.record.size.estimation.threshold
+RECORD_SIZE_MAX_COMMITS = 5  # _hoodie.record.size.estimator.max.commits (Hudi 1.x)
+RECORD_SIZE_METADATA_BYTES = 0  # hoodie.record.size.estimator.average.metadata.size
+SMALL_FILE_CANDIDATES = 1  # hoodie.merge.small.file.group.candidates.limit (merge-on-read)
+# the instants AverageRecordSizeEstimator reads (a completed compaction is a "commit")
+ESTIMATE_ACTIONS = frozenset({"commit", "deltacommit", "compaction"})
 
 
 @dataclass(frozen=True)
@@ -49,26 +56,37 @@ class SizingConfig:
     insert_split_size: int = INSERT_SPLIT_SIZE
     auto_split: bool = AUTO_SPLIT
     estimation_threshold: float = ESTIMATION_THRESHOLD
+    record_size_max_commits: int = RECORD_SIZE_MAX_COMMITS
+    record_size_metadata_bytes: int = RECORD_SIZE_METADATA_BYTES
+    small_file_candidates: int = SMALL_FILE_CANDIDATES
 
 
 @dataclass(frozen=True)
 class CommitTotals:
-    """Bytes and records one completed instant wrote (its write stats summed)."""
+    """Bytes, records and base files one completed instant wrote (its base files' write
+    stats summed: Hudi's estimate reads a delta commit's base files only)."""
 
     instant: str
     action: str
     bytes_written: int
     records_written: int
+    base_files: int = 0
 
 
 def average_record_size(commits: Sequence[CommitTotals], cfg: SizingConfig) -> int:
-    """Hudi's ``averageBytesPerRecord``: the newest ``commit`` (not replacecommit) that
-    wrote more than threshold × small-file-limit bytes gives ceil(bytes / records);
-    before any such commit, ``hoodie.copyonwrite.record.size.estimate``."""
+    """Hudi 1.x's ``AverageRecordSizeEstimator``: of the newest
+    ``record_size_max_commits`` completed commits, delta commits and compactions
+    (replacecommits never: clustering's files would skew it), the newest whose base
+    files wrote more than threshold × small-file-limit bytes (after subtracting
+    ``record_size_metadata_bytes`` per file) gives ceil(bytes / records); without one,
+    ``hoodie.copyonwrite.record.size.estimate``. (Hudi 0.x read ``commit`` instants
+    only, so a merge-on-read table kept the 1,024-byte default until a compaction.)"""
     threshold = int(cfg.estimation_threshold * cfg.small_file_limit)
-    for c in reversed(commits):
-        if c.action == "commit" and c.bytes_written > threshold and c.records_written > 0:
-            return max(1, math.ceil(c.bytes_written / c.records_written))
+    newest = [c for c in reversed(commits) if c.action in ESTIMATE_ACTIONS]
+    for c in newest[:max(0, cfg.record_size_max_commits)]:
+        written = c.bytes_written - c.base_files * cfg.record_size_metadata_bytes
+        if written > threshold and c.records_written > 0:
+            return max(1, math.ceil(written / c.records_written))
     return max(1, int(cfg.record_size_estimate))
 
 
@@ -80,14 +98,6 @@ class SmallFile:
     size_bytes: int
 
 
-def file_sizes_by_partition(slices: Iterable) -> dict[str, list[tuple[str, int]]]:
-    """(file id, bytes) of each latest base file, per partition (a snapshot's slices)."""
-    out: dict[str, list[tuple[str, int]]] = {}
-    for s in slices:
-        out.setdefault(s.partition, []).append((s.file_id, int(s.size_bytes)))
-    return out
-
-
 def small_files(files: Iterable[tuple[str, int]], cfg: SizingConfig) -> list[SmallFile]:
     """The partition's latest base files under the limit, oldest file group first (file
     ids sort by creation, see :func:`new_file_id`). Hudi takes them in its file-system
@@ -96,6 +106,34 @@ def small_files(files: Iterable[tuple[str, int]], cfg: SizingConfig) -> list[Sma
         return []
     return [SmallFile(fid, int(size)) for fid, size in sorted(files)
             if int(size) < cfg.small_file_limit]
+
+
+def small_file_candidates(slices: Iterable, table_type: str, can_index_log_files: bool,
+                          cfg: SizingConfig) -> dict[str, list[SmallFile]]:
+    """The small files each partition's inserts top up first, in the order they are
+    filled (a snapshot's slices in; Hudi's ``getSmallFiles``).
+
+    Copy-on-write, or an index that can index log files: every latest base file under
+    the small-file limit, oldest file group first (:func:`small_files`). Merge-on-read
+    with an index that cannot (bloom: inserts in a log are invisible to its lookups):
+    ``SparkUpsertDeltaCommitPartitioner.getSmallFileCandidates`` takes only slices
+    without log files, smallest base file first, at most
+    ``hoodie.merge.small.file.group.candidates.limit`` of them per partition (ties in
+    size broken by file id, where Hudi keeps its file-system view's order)."""
+    by_partition: dict[str, list] = {}
+    for s in slices:
+        by_partition.setdefault(s.partition, []).append(s)
+    if table_type != MERGE_ON_READ or can_index_log_files:
+        return {p: small_files([(s.file_id, int(s.size_bytes)) for s in ss], cfg)
+                for p, ss in by_partition.items()}
+    if cfg.small_file_limit <= 0:
+        return {}
+    out: dict[str, list[SmallFile]] = {}
+    for p, ss in by_partition.items():
+        bare = sorted((int(s.size_bytes), s.file_id) for s in ss
+                      if not s.logs and int(s.size_bytes) < cfg.small_file_limit)
+        out[p] = [SmallFile(fid, size) for size, fid in bare[:max(0, cfg.small_file_candidates)]]
+    return out
 
 
 def new_file_id(commit_seq: int, partition: str, n: int) -> str:
@@ -120,13 +158,26 @@ class InsertPlan:
     small_file_inserts: int = 0  # inserts routed to small files
 
     @property
-    def bounds(self) -> np.ndarray:
-        """Cumulative counts: bucket b takes insert ranks [bounds[b-1], bounds[b])."""
-        return np.cumsum(np.asarray(self.counts, dtype=np.int64))
+    def weights(self) -> np.ndarray:
+        """Hudi's cumulative weights of the buckets (``InsertBucketCumulativeWeightPair``):
+        each bucket's planned count over the partition's inserts, summed in order in
+        doubles as Hudi's loop sums them."""
+        counts = np.asarray(self.counts, dtype=np.int64)
+        return np.cumsum(counts.astype(np.float64) / float(max(int(counts.sum()), 1)))
 
-    def bucket_of_ranks(self, ranks: np.ndarray) -> np.ndarray:
-        """Bucket of each insert rank (0 = first in (hash, key) order)."""
-        return np.searchsorted(self.bounds, np.asarray(ranks, np.int64), side="right")
+    def draw(self, key_hashes: np.ndarray) -> np.ndarray:
+        """The bucket of each insert, from its key's Hudi hash: :func:`draw_buckets`."""
+        return draw_buckets(key_hashes, self.weights, int(sum(self.counts)))
+
+
+def draw_buckets(key_hashes: np.ndarray, weights: np.ndarray, num_inserts: int) -> np.ndarray:
+    """Hudi's ``getPartition`` for inserts: ``r = floorMod(hash, n) / n`` with ``n`` the
+    partition's inserts, then ``Collections.binarySearch`` of ``r`` in the cumulative
+    weights (an exact hit is that bucket, else the insertion point, the last bucket past
+    the end)."""
+    n = max(int(num_inserts), 1)
+    r = np.mod(np.asarray(key_hashes, np.int64), n).astype(np.float64) / float(n)
+    return np.minimum(np.searchsorted(weights, r, side="left"), len(weights) - 1)
 
 
 def plan_partition(num_inserts: int, smalls: Sequence[SmallFile], avg_record_size: int,
@@ -148,7 +199,9 @@ def plan_partition(num_inserts: int, smalls: Sequence[SmallFile], avg_record_siz
             plan.small_file_inserts += int(room)
             left -= int(room)
     if left > 0:
-        per = cfg.max_file_size // avg_record_size if cfg.auto_split else cfg.insert_split_size
+        # Hudi 1.x: (int) Math.ceil(1.0 * maxFileSize / avgRecordSize) (0.x: floor)
+        per = math.ceil(cfg.max_file_size / avg_record_size) if cfg.auto_split \
+            else cfg.insert_split_size
         per = max(1, int(per))
         buckets = math.ceil(left / per)
         for b in range(buckets):

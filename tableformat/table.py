@@ -545,17 +545,20 @@ class Table:
         return None
 
     # ---- snapshot --------------------------------------------------------
-    def snapshot(self) -> Snapshot:
+    def snapshot(self, as_of: str | None = None) -> Snapshot:
         """Latest committed file slice per file group, from the commit metadata: base
-        files, and on a merge-on-read table the log files written on top of them."""
+        files, and on a merge-on-read table the log files written on top of them.
+        ``as_of``: the table as it was when that instant completed (time travel: the
+        instants after it left out)."""
         slices: dict[tuple[str, str], FileSlice] = {}
         completed, physical, schema = [], 0, None
         extra: dict[str, dict] = {}
         commits: list[CommitTotals] = []
         operations: dict[str, str] = {}
-        done = {i for i, _ in self.completed_instants()}
+        instants = [(i, a) for i, a in self.completed_instants() if as_of is None or i <= as_of]
+        done = {i for i, _ in instants}
         replaced: set[tuple[str, str]] = set()
-        for instant, action in self.completed_instants():
+        for instant, action in instants:
             meta = self.read_commit(instant, action)
             completed.append(instant)
             operations[instant] = meta.get("operationType") or "UNKNOWN"
@@ -565,7 +568,8 @@ class Table:
             bases = [s for s in written if not is_log_file(s["path"])]
             commits.append(CommitTotals(instant, action,
                                         sum(int(s["totalWriteBytes"]) for s in bases),
-                                        sum(int(s["numWrites"]) for s in bases)))
+                                        sum(int(s["numWrites"]) for s in bases),
+                                        len(bases)))
             for partition, ids in meta.get("partitionToReplaceFileIds", {}).items():
                 for fid in ids:
                     slices.pop((partition, fid), None)

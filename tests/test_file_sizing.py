@@ -3,11 +3,15 @@ groups; the core's arithmetic against Hudi's, and the driver on real files."""
 
 from __future__ import annotations
 
+import hashlib
+
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 import pytest
 
 from indexbench.driver import open_table, upsert
+from indexes.md5_hash import hudi_insert_hash
 from tableformat import sizing
 from tableformat.sizing import CommitTotals, SizingConfig
 
@@ -52,18 +56,81 @@ def test_average_record_size_is_hudis():
     assert sizing.average_record_size(commits, cfg) == 101  # ceil(100.03)
 
 
-def test_ranks_cut_exactly_at_the_planned_counts():
-    rng = np.random.default_rng(1)
-    hashes = rng.integers(-2**31, 2**31, 1000).astype(np.int32)
-    hashes[:10] = hashes[10]  # ties on the hash are ordered by the key code
-    codes = rng.permutation(1000).astype(np.uint64)
-    plan = sizing.InsertPlan(file_ids=["x", "y", "z"], counts=[300, 500, 200])
-    order = np.lexsort((codes, hashes))
-    ranks = np.empty(1000, np.int64)
-    ranks[order] = np.arange(1000)
-    bucket = plan.bucket_of_ranks(ranks)
-    assert np.bincount(bucket).tolist() == [300, 500, 200]
-    assert (np.diff(bucket[order]) >= 0).all()  # buckets are runs of the (hash, key) order
+def test_average_record_size_reads_hudi_1x_instants():
+    """AverageRecordSizeEstimator (Hudi 1.2.0): delta commits count (their base files),
+    only the newest max.commits instants are read, metadata bytes leave each file."""
+    cfg = SizingConfig(small_file_limit=1000, record_size_estimate=1024,
+                       estimation_threshold=1.0, record_size_max_commits=2)
+    mor = [CommitTotals("1", "deltacommit", 4000, 20, 2),  # 200 B, but the third newest
+           CommitTotals("2", "deltacommit", 0, 0, 0),  # updates into logs only
+           CommitTotals("3", "deltacommit", 900, 9, 1)]  # under the threshold
+    assert sizing.average_record_size(mor, cfg) == 1024  # the 0.x rule gave 1,024 too
+    wide = SizingConfig(**{**cfg.__dict__, "record_size_max_commits": 5})
+    assert sizing.average_record_size(mor, wide) == 200
+    assert sizing.average_record_size(mor + [CommitTotals("4", "replacecommit", 9000, 9)],
+                                      cfg) == 1024  # a replacecommit neither counts nor uses
+    meta = SizingConfig(**{**wide.__dict__, "record_size_metadata_bytes": 1600})
+    assert sizing.average_record_size(mor, meta) == 1024  # 4000 - 2 × 1600 under threshold
+    meta = SizingConfig(**{**wide.__dict__, "record_size_metadata_bytes": 500})
+    assert sizing.average_record_size(mor, meta) == 150  # (4000 - 1000) / 20
+
+
+class _Slice:
+    def __init__(self, fid: str, size: int, logs: int = 0, partition: str = "p"):
+        self.partition, self.file_id, self.size_bytes = partition, fid, size
+        self.logs = ("log",) * logs
+
+
+def test_small_file_candidates_follow_each_partitioner():
+    """Copy-on-write (UpsertPartitioner): every base file under the limit, id order.
+    Merge-on-read without a log index (SparkUpsertDeltaCommitPartitioner): slices
+    without logs, smallest first, at most candidates.limit per partition."""
+    cfg = SizingConfig(max_file_size=1000, small_file_limit=800, small_file_candidates=1)
+    slices = [_Slice("a", 500), _Slice("b", 100, logs=1), _Slice("c", 300), _Slice("d", 300),
+              _Slice("e", 900), _Slice("f", 700, partition="q")]
+    cow = sizing.small_file_candidates(slices, "COPY_ON_WRITE", False, cfg)
+    assert {p: [s.file_id for s in v] for p, v in cow.items()} == {
+        "p": ["a", "b", "c", "d"], "q": ["f"]}
+    mor = sizing.small_file_candidates(slices, "MERGE_ON_READ", False, cfg)
+    assert {p: [(s.file_id, s.size_bytes) for s in v] for p, v in mor.items()} == {
+        "p": [("c", 300)], "q": [("f", 700)]}  # b has logs; c and d tie: id order
+    two = SizingConfig(**{**cfg.__dict__, "small_file_candidates": 2})
+    assert [s.file_id for s in sizing.small_file_candidates(
+        slices, "MERGE_ON_READ", False, two)["p"]] == ["c", "d"]
+    logs_ok = sizing.small_file_candidates(slices, "MERGE_ON_READ", True, cfg)
+    assert [s.file_id for s in logs_ok["p"]] == ["a", "b", "c", "d"]
+    off = SizingConfig(**{**cfg.__dict__, "small_file_limit": 0})
+    assert sizing.small_file_candidates(slices, "MERGE_ON_READ", False, off) == {}
+
+
+def test_inserts_are_drawn_as_hudis_get_partition():
+    """r = floorMod(md5 long, n) / n against the cumulative weights: an exact hit is that
+    bucket, a miss its insertion point, past the end the last bucket; about the planned
+    counts land in each bucket, not exactly them."""
+    plan = sizing.InsertPlan(file_ids=["x", "y", "z"], counts=[3, 5, 2])
+    assert plan.weights.tolist() == [0.3, 0.8, 1.0]
+    # n = 10: hashes whose floorMod gives r = 0.0, 0.3 (exact hit), 0.31.., 0.9, 0.99..
+    hashes = np.array([0, 3, -7, 9, 10**18 + 9, -1], np.int64)
+    assert (np.mod(hashes, 10) == [0, 3, 3, 9, 9, 9]).all()
+    assert plan.draw(hashes).tolist() == [0, 0, 0, 2, 2, 2]
+    edge = sizing.draw_buckets(np.array([5], np.int64), np.array([0.25, 0.5, 0.75, 0.9999]), 6)
+    assert edge.tolist() == [3]  # r = 0.833 < the last weight
+    past = sizing.draw_buckets(np.array([5], np.int64), np.array([0.5, 0.75]), 6)
+    assert past.tolist() == [1]  # weights that do not reach r: the last bucket
+    big = sizing.InsertPlan(file_ids=["x", "y", "z"], counts=[3000, 5000, 2000])
+    hashes = np.random.default_rng(1).integers(-2**63, 2**63 - 1, 10000, dtype=np.int64)
+    got = np.bincount(big.draw(hashes), minlength=3)
+    assert got.sum() == 10000 and (np.abs(got - [3000, 5000, 2000]) < 200).all()
+    assert got.tolist() != [3000, 5000, 2000]  # a draw, not a cut
+
+
+def test_hudis_insert_hash_is_md5s_first_eight_bytes_little_endian():
+    keys = ["", "a", "k00001", "é漢字🙂", "x" * 55, "y" * 56, "z" * 64, "w" * 200,
+            "0f8c6b36-4f4e-4b9a-9d0e-6a3c2f1e9b77"]
+    want = [int.from_bytes(hashlib.md5(k.encode()).digest()[:8], "little", signed=True)
+            for k in keys]
+    assert hudi_insert_hash(pa.array(keys)).tolist() == want
+    assert hudi_insert_hash(pa.array([], pa.string())).tolist() == []
 
 
 def batch(keys, ts=1) -> pd.DataFrame:

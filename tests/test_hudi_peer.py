@@ -427,3 +427,37 @@ def test_the_hudi_jvm_ends_with_the_process_that_started_it(tmp_path):
         for pid in [child, *map(int, jvms().split())]:
             os.kill(pid, signal.SIGKILL)
         pytest.fail("Hudi's writer outlived the killed harness")
+
+
+@pytest.mark.hudi
+def test_fidelity_checks_ours_against_hudis_tables(hudi_compare, capsys):
+    """indexbench fidelity on the run: simple-bucket meets every tolerance on both table
+    types (same records in the same file groups, base files and logs alike, bytes within
+    15%), and bloom's checks carry our, Hudi's and the simulator's figures."""
+    from indexbench import cli
+    from reports import fidelity as F
+
+    out, df = hudi_compare
+    assert cli.main(["fidelity", out]) == 0
+    printed = capsys.readouterr().out
+    assert "simple-bucket (cow)" in printed and "fidelity.md" in printed
+    checks = pd.read_csv(os.path.join(out, F.FIDELITY_CSV))
+    assert sorted(set(zip(checks["index"], checks["table_type"], strict=True))) == [
+        ("bloom", "cow"), ("bloom", "mor"), ("simple-bucket", "cow"), ("simple-bucket", "mor")]
+    bucket = checks[checks["index"] == "simple-bucket"]
+    assert (bucket["status"] == F.PASS).all(), bucket[bucket["status"] != F.PASS]
+    placed = bucket[bucket["check"] == F.PLACED.name]
+    assert (placed["ours"] == 1.0).all() and len(placed) == 2
+    mor = bucket[(bucket["table_type"] == "mor") & (bucket["check"] == "log files written")]
+    assert mor.set_index("batch")["ours"].to_dict() == {0: 0, 1: 64}  # first write: base files
+    bloom = checks[(checks["index"] == "bloom") & (checks["batch"] == 1)]
+    fp = bloom[bloom["check"] == "false positives"]
+    assert len(fp) == 2 and fp["sim"].notna().all()  # the simulator's column
+    ours = df[(df["index"] == "bloom") & (df["batch"] == 1) & (df["table_type"] == "cow")]
+    assert fp[fp["table_type"] == "cow"]["ours"].iloc[0] == ours["false_positives"].iloc[0]
+    assert set(checks["status"]) <= {F.PASS, F.FAIL, F.EXPLAINED, F.INFO}
+    text = open(os.path.join(out, F.FIDELITY_MD)).read()
+    assert "### simple-bucket (mor)" in text and "| batch | check | ours | Hudi's |" in text
+    strict = cli.main(["fidelity", out, "--strict", "--no-sim"])
+    assert strict == (1 if (pd.read_csv(os.path.join(out, F.FIDELITY_CSV))["status"]
+                            == F.FAIL).any() else 0)

@@ -18,7 +18,15 @@ import pyarrow as pa
 from indexes.base import Metric, Param, RecordIndex, fraction
 from indexes.bloom_filter import FOOTER_KEY, HASHINGS, PYBLOOM, TYPE_CODE_KEY, HoodieBloomFilter
 from indexes.hudi_counterpart import HudiCounterpart, flag
-from indexes.hudi_params import ESTIMATION_THRESHOLD, FILTER_TYPE, FPP, RECORD_SIZE_ESTIMATE
+from indexes.hudi_params import (
+    ESTIMATION_THRESHOLD,
+    FILTER_TYPE,
+    FPP,
+    RECORD_SIZE_ESTIMATE,
+    RECORD_SIZE_MAX_COMMITS,
+    RECORD_SIZE_METADATA,
+    SMALL_FILE_CANDIDATES,
+)
 from tableformat import sizing
 from tableformat.errors import IndexBenchError
 from tableformat.rows import measured_fp_rate
@@ -46,7 +54,10 @@ def _hudi_options(index: BloomIndex) -> dict[str, str]:
             "hoodie.copyonwrite.insert.split.size": str(cfg.insert_split_size),
             "hoodie.copyonwrite.insert.auto.split": flag(cfg.auto_split),
             "hoodie.copyonwrite.record.size.estimate": str(cfg.record_size_estimate),
-            "hoodie.record.size.estimation.threshold": repr(cfg.estimation_threshold)}
+            "hoodie.record.size.estimation.threshold": repr(cfg.estimation_threshold),
+            RECORD_SIZE_MAX_COMMITS.key: str(cfg.record_size_max_commits),
+            RECORD_SIZE_METADATA.key: str(cfg.record_size_metadata_bytes),
+            SMALL_FILE_CANDIDATES.key: str(cfg.small_file_candidates)}
 
 
 class BloomIndex(RecordIndex):
@@ -55,7 +66,12 @@ class BloomIndex(RecordIndex):
     HUDI = HudiCounterpart(
         _hudi_options,
         note="Hudi's filters use Hadoop's murmur bit positions (indexbench.bloom.hash=hudi "
-             "gives ours the same); the tree-based, bucketized lookup is Hudi's default")
+             "gives ours the same); the tree-based, bucketized lookup is Hudi's default",
+        fidelity_params=(("indexbench.bloom.hash", "hudi"),),
+        explained=tuple((check, "cow", "copy-on-write small files are topped up in Hudi's file-"
+                         "system view order, a HashSet of its random file ids, ours in "
+                         "creation order: other files fill (docs/fidelity.md#bloom)")
+                        for check in ("records per file group", "false positives")))
 
     name = "bloom"
     index_type = "BLOOM"
@@ -82,6 +98,9 @@ class BloomIndex(RecordIndex):
               "inserts first (times indexbench.scale; 0 turns top-up off)"),
         RECORD_SIZE_ESTIMATE,
         ESTIMATION_THRESHOLD,
+        RECORD_SIZE_MAX_COMMITS,
+        RECORD_SIZE_METADATA,
+        SMALL_FILE_CANDIDATES,
         Param("insert_split_size", "hoodie.copyonwrite.insert.split.size", int,
               sizing.INSERT_SPLIT_SIZE, "inserts per new file group when auto split is off "
               "(times indexbench.scale)"),
@@ -110,6 +129,12 @@ class BloomIndex(RecordIndex):
         if p["record_size_estimate"] < 1 or p["estimation_threshold"] < 0:
             raise IndexBenchError("hoodie.copyonwrite.record.size.estimate must be >= 1 and "
                                   "hoodie.record.size.estimation.threshold >= 0")
+        if (p["record_size_max_commits"] < 1 or p["record_size_metadata_bytes"] < 0
+                or p["small_file_candidates"] < 0):
+            raise IndexBenchError(
+                "_hoodie.record.size.estimator.max.commits must be >= 1, "
+                "hoodie.record.size.estimator.average.metadata.size and "
+                "hoodie.merge.small.file.group.candidates.limit >= 0")
         if not 0 < p["scale"] <= 1:
             raise IndexBenchError("indexbench.scale must be in (0, 1]")
         if self._scaled(p["max_file_size"]) < p["record_size_estimate"]:
@@ -136,7 +161,10 @@ class BloomIndex(RecordIndex):
             small_file_limit=round(p["small_file_limit"] * p["scale"]),
             record_size_estimate=p["record_size_estimate"],
             insert_split_size=self._scaled(p["insert_split_size"]),
-            auto_split=p["auto_split"], estimation_threshold=p["estimation_threshold"])
+            auto_split=p["auto_split"], estimation_threshold=p["estimation_threshold"],
+            record_size_max_commits=p["record_size_max_commits"],
+            record_size_metadata_bytes=p["record_size_metadata_bytes"],
+            small_file_candidates=p["small_file_candidates"])
 
     def size_notes(self, records: int, record_bytes: float) -> list[str]:
         """A scale under 1 that makes :data:`MANY_FILES` base files or more: each is a

@@ -31,11 +31,10 @@ from indexes.bloom.core import (
 )
 from indexes.bloom_filter.key_check import count_file_read, count_key_check, count_theory
 from indexes.bloom_filter.serialization import text_length
-from indexes.hashing import spark_murmur3_hash
-from indexes.insert_routes import InsertRoutes, rank_inserts
+from indexes.insert_routes import InsertRoutes, draw_inserts
+from indexes.md5_hash import hudi_insert_hash
 from indexes.simulation import GroupWrites, SimAdapter, SimBatch, SimChunk, SimOptions
 from tableformat import sizing
-from tableformat.table_type import insert_candidates
 
 
 @dataclass
@@ -51,14 +50,15 @@ class PartitionFiles(InsertRoutes):
     ordinals: list[np.ndarray] = field(default_factory=list)  # exact mode: keys of each file
 
     def add_inserts(self, first_ordinal: int, hashes: np.ndarray, codes: np.ndarray,
-                    ordinals: np.ndarray | None, plan: sizing.InsertPlan) -> np.ndarray:
-        """Route one batch's inserts by the plan, as the driver's planner does: rank by
-        (hash, key), cut at the planned counts. Returns the file index of each bucket
-        (existing small files keep theirs; new file groups are appended)."""
-        # one sort: in (hash, key) order the buckets are consecutive runs of the plan's
-        # counts (the driver ranks the same way and cuts at the same bounds)
-        order, starts, bounds = rank_inserts(hashes, codes, plan)
-        files, grow = self.place(plan)
+                    ordinals: np.ndarray | None, plan: sizing.InsertPlan
+                    ) -> tuple[np.ndarray, np.ndarray]:
+        """Route one batch's inserts by the plan, as the driver's planner does: each key
+        drawn into a bucket by its Hudi hash. Returns the file index of each bucket
+        (existing small files keep theirs; new file groups are appended; -1: a new bucket
+        drawn no key, no file) and the keys each was drawn."""
+        order, starts, bounds = draw_inserts(hashes, plan)
+        drawn = bounds - starts
+        files, grow = self.place(plan, drawn)
         self.mins = np.concatenate([self.mins, np.full(grow, np.iinfo(np.uint64).max, np.uint64)])
         self.maxs = np.concatenate([self.maxs, np.zeros(grow, np.uint64)])
         self.nkeys = np.concatenate([self.nkeys, np.zeros(grow, np.int64)])
@@ -74,8 +74,8 @@ class PartitionFiles(InsertRoutes):
             self.nkeys[f] += len(sel)
             if ordinals is not None:
                 self.ordinals[f] = np.concatenate([self.ordinals[f], ordinals[sel]])
-        self.record(first_ordinal, hashes, codes, order, starts, files)
-        return files
+        self.record(first_ordinal, plan, files)
+        return files, drawn
 
 
 class BloomSim(SimAdapter):
@@ -108,7 +108,7 @@ class BloomSim(SimAdapter):
             return
         keys = self.batch.keys
         codes_all = keys.order_codes(chunk.ordinals)
-        hashes_all = spark_murmur3_hash(keys.record_keys(chunk.ordinals))
+        hashes_all = hudi_insert_hash(keys.record_keys(chunk.ordinals))
         for pi in chunk.parts():
             p = self.batch.partitions[pi]
             self.touched.add(p)
@@ -132,7 +132,7 @@ class BloomSim(SimAdapter):
                 cand += len(codes)
             old = ~new
             if old.any():
-                f = pf.file_of(ords[old], hashes[old], codes[old])
+                f = pf.file_of(ords[old], hashes[old])
                 self.true.setdefault(p, np.zeros(n, np.int64))
                 self.true[p] += np.bincount(f, minlength=n)
             if self.exact:
@@ -209,8 +209,8 @@ class BloomSim(SimAdapter):
         avg = sizing.average_record_size(snap.commits, cfg)
         seq = len(snap.completed)  # this commit's place on the timeline (file ids)
         # the driver's small-file candidates (on merge-on-read: base files without logs)
-        sizes = sizing.file_sizes_by_partition(insert_candidates(
-            snap.slices.values(), self.model.table_type, self.index.CAN_INDEX_LOG_FILES))
+        smalls = sizing.small_file_candidates(snap.slices.values(), self.model.table_type,
+                                              self.index.CAN_INDEX_LOG_FILES, cfg)
         for p in sorted(self.touched):
             pf = self.files.setdefault(p, PartitionFiles())
             n = len(pf.file_ids)
@@ -234,19 +234,21 @@ class BloomSim(SimAdapter):
                     groups[int(f)] = [0, int(true[f])]
             parts = self.new.pop(p, []) if not self.batch.bulk else [
                 self._new_keys(c.ordinals) for c in self.batch.partition_records(p)]
-            hashes = np.concatenate([h for h, _, _ in parts] or [np.empty(0, np.int32)])
+            hashes = np.concatenate([h for h, _, _ in parts] or [np.empty(0, np.int64)])
             codes = np.concatenate([c for _, c, _ in parts] or [np.empty(0, np.uint64)])
             ords = np.concatenate([o for _, _, o in parts]) if self.exact and parts else None
             del parts
             if len(codes):
                 plan = sizing.plan_partition(
-                    len(codes), sizing.small_files(sizes.get(p, []), cfg), avg, cfg,
+                    len(codes), smalls.get(p, []), avg, cfg,
                     lambda b, p=p: sizing.new_file_id(seq, p, b))
                 self.counts["small_files_topped_up"] += plan.topped_up
                 self.counts["small_file_inserts"] += plan.small_file_inserts
-                files = pf.add_inserts(self.batch.inserts_before, hashes, codes, ords, plan)
-                for f, k in zip(files.tolist(), plan.counts, strict=True):
-                    groups.setdefault(f, [0, 0])[0] += k
+                files, drawn = pf.add_inserts(self.batch.inserts_before, hashes, codes, ords,
+                                              plan)
+                for f, k in zip(files.tolist(), drawn.tolist(), strict=True):
+                    if k:  # a bucket drawn no key writes no file
+                        groups.setdefault(f, [0, 0])[0] += k
                     self.filters.pop((p, f), None)  # its keys changed: rebuilt when probed
             for f, (ins, upd) in sorted(groups.items()):
                 out.add(p, pf.file_ids[f], None, ins, upd)
@@ -256,7 +258,7 @@ class BloomSim(SimAdapter):
     def _new_keys(self, ordinals: np.ndarray) -> tuple[np.ndarray, np.ndarray,
                                                        np.ndarray | None]:
         keys = self.batch.keys
-        return (spark_murmur3_hash(keys.record_keys(ordinals)), keys.order_codes(ordinals),
+        return (hudi_insert_hash(keys.record_keys(ordinals)), keys.order_codes(ordinals),
                 ordinals if self.exact else None)
 
     def file_index_bytes(self, partition: str, file_id: str, num_records: int) -> int:

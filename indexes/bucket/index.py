@@ -23,8 +23,9 @@ class BucketIndex(RecordIndex):
 
     index_type = "BUCKET"
     assigns_inserts = True
-    # HoodieBucketIndex.canIndexLogFiles: a key's bucket says its file group, logs or not
-    CAN_INDEX_LOG_FILES = True
+    # HoodieSimpleBucketIndex.canIndexLogFiles is false: on merge-on-read a bucket's
+    # first write is a base file (Hudi's create handle), later ones go to its logs
+    CAN_INDEX_LOG_FILES = False
     PARAMS = (
         Param("num_buckets", "hoodie.bucket.index.num.buckets", int, 16,
               "buckets per partition (Hudi's default is 256; 16 keeps the default run small)"),

@@ -68,7 +68,13 @@ class ConsistentHashingIndex(RecordIndex):
     HUDI = HudiCounterpart(
         _hudi_options, table_types=("MERGE_ON_READ",),
         refused="Hudi's write client refuses it: \"Consistent hashing bucket index does "
-                "not work with COW table. Use simple bucket index or an MOR table.\"")
+                "not work with COW table. Use simple bucket index or an MOR table.\"",
+        same_placement=True,
+        explained=tuple((check, "mor", "Hudi's inline consistent-bucket clustering rewrites the "
+                         "file groups of the partitions it plans after every commit, the "
+                         "ring unchanged (docs/fidelity.md#consistent-hashing); ours "
+                         "rewrites a group only to split or merge it")
+                        for check in ("base files per partition", "records per file group")))
     assigns_inserts = True
     # a bucket index (HoodieSparkConsistentBucketIndex extends HoodieBucketIndex)
     CAN_INDEX_LOG_FILES = True

@@ -22,11 +22,10 @@ from collections import Counter
 import numpy as np
 
 from indexes.external_kv.core import RequestModel, round_trips
-from indexes.hashing import spark_murmur3_hash
 from indexes.insert_routes import InsertRoutes
+from indexes.md5_hash import hudi_insert_hash
 from indexes.simulation import GroupWrites, SimAdapter, SimBatch, SimChunk, SimOptions
 from tableformat import sizing
-from tableformat.table_type import insert_candidates
 
 # The model's constants when no cost profile is given (the defaults of
 # indexbench.sim.cost's profiles, measured on this project's machine: see
@@ -66,7 +65,7 @@ class ExternalKvSim(SimAdapter):
             return
         keys = self.batch.keys
         codes_all = keys.order_codes(chunk.ordinals)
-        hashes_all = spark_murmur3_hash(keys.record_keys(chunk.ordinals))
+        hashes_all = hudi_insert_hash(keys.record_keys(chunk.ordinals))
         for pi in chunk.parts():
             p = self.batch.partitions[pi]
             sel = chunk.part == pi
@@ -75,7 +74,7 @@ class ExternalKvSim(SimAdapter):
             self.new.setdefault(p, []).append((hashes[new], codes[new]))
             old = ~new
             if old.any():  # found: the entry names the file group the key was put in
-                f = self.files[p].file_of(ords[old], hashes[old], codes[old])
+                f = self.files[p].file_of(ords[old], hashes[old])
                 found = self.updates.setdefault(p, Counter())
                 for fi, n in zip(*np.unique(f, return_counts=True), strict=True):
                     found[int(fi)] += int(n)
@@ -92,26 +91,27 @@ class ExternalKvSim(SimAdapter):
         snap = self.model.snapshot  # before this commit, as the driver's planner sees it
         avg = sizing.average_record_size(snap.commits, cfg)
         seq = len(snap.completed)
-        sizes = sizing.file_sizes_by_partition(insert_candidates(
-            snap.slices.values(), self.model.table_type, self.index.CAN_INDEX_LOG_FILES))
+        smalls = sizing.small_file_candidates(snap.slices.values(), self.model.table_type,
+                                              self.index.CAN_INDEX_LOG_FILES, cfg)
         for p in sorted(self.per_partition):
             routes = self.files.setdefault(p, InsertRoutes())
             groups: dict[int, list[int]] = {f: [0, n] for f, n in
                                             self.updates.get(p, Counter()).items()}
             parts = self.new.pop(p, []) if not self.batch.bulk else [
                 self._new_keys(c.ordinals) for c in self.batch.partition_records(p)]
-            hashes = np.concatenate([h for h, _ in parts] or [np.empty(0, np.int32)])
+            hashes = np.concatenate([h for h, _ in parts] or [np.empty(0, np.int64)])
             codes = np.concatenate([c for _, c in parts] or [np.empty(0, np.uint64)])
             del parts
             if len(codes):
                 plan = sizing.plan_partition(
-                    len(codes), sizing.small_files(sizes.get(p, []), cfg), avg, cfg,
+                    len(codes), smalls.get(p, []), avg, cfg,
                     lambda b, p=p: sizing.new_file_id(seq, p, b))
                 self.counts["small_files_topped_up"] += plan.topped_up
                 self.counts["small_file_inserts"] += plan.small_file_inserts
-                files = routes.add(self.batch.inserts_before, hashes, codes, plan)
-                for f, k in zip(files.tolist(), plan.counts, strict=True):
-                    groups.setdefault(f, [0, 0])[0] += k
+                files, drawn = routes.add(self.batch.inserts_before, hashes, plan)
+                for f, k in zip(files.tolist(), drawn.tolist(), strict=True):
+                    if k:  # a bucket drawn no key writes no file
+                        groups.setdefault(f, [0, 0])[0] += k
             for f, (ins, upd) in sorted(groups.items()):
                 out.add(p, routes.file_ids[f], None, ins, upd)
             inserts = [ins for ins, _ in groups.values() if ins]
@@ -122,7 +122,7 @@ class ExternalKvSim(SimAdapter):
 
     def _new_keys(self, ordinals: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         keys = self.batch.keys
-        return spark_murmur3_hash(keys.record_keys(ordinals)), keys.order_codes(ordinals)
+        return hudi_insert_hash(keys.record_keys(ordinals)), keys.order_codes(ordinals)
 
     def after_commit(self, ok: bool) -> dict[str, float]:
         if not ok:

@@ -224,6 +224,8 @@ class MultiFgBucketSim(SimAdapter):
             self._insert(p, st, plans, ords[new], buckets[new], codes[new], writes)
             for fid, (ins, upd) in sorted(writes.items()):
                 out.add(p, fid, int(fid[:8]), ins, upd)
+                if ins:  # the plan's groups, as the Spark adapter's insert_groups
+                    out.planned.add((p, fid))
         return out
 
     # ---- the lookup inside each key's bucket ------------------------------------------

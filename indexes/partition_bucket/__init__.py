@@ -49,7 +49,7 @@ class PartitionBucketIndex(BucketIndex):
     HUDI = HudiCounterpart(
         lambda index: index.hudi_options(),
         note="Hudi's partition-level bucket index (RFC-89) with the same regex rules and "
-             "default count")
+             "default count", same_placement=True)
     SERVICES = (
         TableService(
             "rescale", "make new regex rules the version in force and overwrite the "

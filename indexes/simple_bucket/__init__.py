@@ -23,4 +23,4 @@ class SimpleBucketIndex(BucketIndex):
     assigns_inserts = True
     SPARK_ADAPTER = "indexes.simple_bucket.spark:SimpleBucketSpark"
     SIM_ADAPTER = "indexes.simple_bucket.sim:SimpleBucketSim"
-    HUDI = HudiCounterpart(lambda index: index.hudi_bucket_options())
+    HUDI = HudiCounterpart(lambda index: index.hudi_bucket_options(), same_placement=True)

@@ -1,0 +1,53 @@
+"""The fidelity checks' arithmetic (Spark-free): tolerances, the placement agreement
+that is 1 exactly when both tables split the keys alike, file groups paired by size, and
+the names the counterparts judge and explain. The checks on real tables beside Hudi's
+writer are tests/test_hudi_peer.py's (marked hudi)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import indexes
+from indexbench import cli
+from reports import fidelity as F
+
+
+def test_judge_is_relative_to_hudis_figure():
+    assert F.judge(100, 100, 0.0) == F.PASS
+    assert F.judge(101, 100, 0.0) == F.FAIL
+    assert F.judge(102, 100, 0.02) == F.PASS and F.judge(103, 100, 0.02) == F.FAIL
+    assert F.judge(0, 0, 0.05) == F.PASS
+    assert F.judge(5, math.nan, 0.05) == F.INFO and F.judge(5, 5, None) == F.INFO
+
+
+def test_placement_agreement_is_one_only_for_the_same_split():
+    ours = np.array([0, 0, 1, 1, 2, 2])
+    assert F._agreement(ours, np.array([7, 7, 3, 3, 9, 9])) == 1.0  # ids differ, split same
+    assert F._agreement(ours, np.array([7, 7, 7, 7, 9, 9])) == pytest.approx(4 / 6)  # merged
+    assert F._agreement(ours, np.array([7, 3, 3, 7, 9, 9])) == pytest.approx(4 / 6)
+    assert F._agreement(np.array([], np.int64), np.array([], np.int64)) == 1.0
+
+
+def test_file_groups_are_paired_by_size_per_partition():
+    assert F._largest_gap({"p": [10, 20]}, {"p": [10, 20]}) == 0.0
+    assert F._largest_gap({"p": [10, 21]}, {"p": [10, 20]}) == pytest.approx(0.05)
+    assert math.isinf(F._largest_gap({"p": [10, 20]}, {"p": [30]}))
+
+
+@pytest.mark.parametrize("name", [n for n in indexes.names()
+                                  if indexes.index_class(n).HUDI is not None])
+def test_a_counterpart_judges_and_explains_checks_that_exist(name):
+    hudi = indexes.index_class(name).HUDI
+    named = set(hudi.judged or ()) | {check for check, _, _ in hudi.explained}
+    assert named <= set(F.CHECKS), named - set(F.CHECKS)
+    assert all(tt in ("", "cow", "mor") and why.strip() for _, tt, why in hudi.explained)
+    assert all(k in indexes.index_class(name).param_keys() for k, _ in hudi.fidelity_params)
+
+
+def test_a_folder_without_a_run_is_one_error(tmp_path, capsys):
+    assert cli.main(["fidelity", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "not a run directory" in err[0]
