@@ -330,7 +330,10 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if args.query:
         _print_queries(df[df["operation"] == "query"])
     if args.keep_tables and any(peers.peer_of(n) == "hudi" for n in peer_names):
-        _print_fidelity(out, getattr(args, "sim", True))  # the report shows its summary
+        from indexbench import fidelity
+
+        if fidelity.has_pairs(out):  # the report shows its summary
+            _print_fidelity(out, getattr(args, "sim", True))
     console.print(f"metrics: {out}/metrics.parquet")
     console.print(f"report: {api.report([out])}")
     size = _remove_tables(out) if not args.keep_tables else _tables_bytes(out)
@@ -666,16 +669,27 @@ def cmd_fidelity(args: argparse.Namespace) -> int:
     import indexes
     from peers import hudi as hudi_peer
     from reports.fidelity import FAIL, FIDELITY_CSV
+    from tableformat.errors import IndexBenchError
 
     if args.run_dir is None:  # the compare prints the checks before its report
-        args.indexes = args.indexes or ",".join(hudi_peer.counterpart_indexes())
-        args.sets = [f"{n}:{k}={v}" for n in args.indexes.split(",")
-                     for k, v in indexes.index_class(n.strip()).HUDI.fidelity_params
+        names = [n.strip() for n in (args.indexes or "").split(",") if n.strip()] or \
+            hudi_peer.counterpart_indexes()
+        check_indexes(names, {})
+        without = [n for n in names if indexes.index_class(n).HUDI is None]
+        if without:
+            raise IndexBenchError(f"--indexes {','.join(without)}: no Hudi counterpart to "
+                                  "check against (these have one: "
+                                  f"{', '.join(hudi_peer.counterpart_indexes())})")
+        args.indexes = ",".join(names)
+        args.sets = [f"{n}:{k}={v}" for n in names
+                     for k, v in indexes.index_class(n).HUDI.fidelity_params
                      ] + list(args.sets or [])  # the run's own --set wins
         args.peers, args.keep_tables, args.query = hudi_peer.NAME, True, False
         args.table_types = args.table_types or ["cow", "mor"]
         args.out = args.out or os.path.join("out", f"fidelity-{new_run_id()}")
-        cmd_compare(args)
+        rc = cmd_compare(args)
+        if rc:
+            return rc
         status = pd.read_csv(os.path.join(args.out, FIDELITY_CSV))["status"]
     else:
         status = _print_fidelity(args.run_dir, simulate=args.sim)["status"]

@@ -61,6 +61,11 @@ def simulate_run(run_dir: str, run: Mapping[str, Any], pairs: list[F.Pair]) -> p
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
+def has_pairs(run_dir: str) -> bool:
+    """Whether a run has something to check (an index beside Hudi's writer, both kept)."""
+    return bool(F.pairs_of_run(run_dir))
+
+
 def check(run_dir: str, *, simulate: bool = True) -> pd.DataFrame:
     """Every fidelity check of a compare run with Hudi's writer beside it; writes
     ``fidelity.md`` and ``fidelity.csv`` into ``run_dir``."""
@@ -68,9 +73,9 @@ def check(run_dir: str, *, simulate: bool = True) -> pd.DataFrame:
     pairs = F.pairs_of_run(run_dir)
     if not pairs:
         raise IndexBenchError(
-            f"{run_dir}: no index with Hudi's writer beside it and both tables kept "
-            "(run `indexbench compare --peers hudi` with --keep-tables, or `indexbench "
-            "fidelity` without a run directory)")
+            f"{run_dir}: no index with Hudi's writer beside it, both tables kept, Hudi's "
+            "of table version 6 (run `indexbench compare --peers hudi` with "
+            "--keep-tables, or `indexbench fidelity` without a run directory)")
     sim = simulate_run(run_dir, run, pairs) if simulate else None
     checks = F.check_run(run_dir, sim)
     checks.to_csv(os.path.join(run_dir, CSV), index=False)
@@ -88,4 +93,4 @@ def _hudi_of(run: Mapping[str, Any]) -> str:
     return "Hudi"
 
 
-__all__ = ["CSV", "MD", "check", "sim_params", "simulate_run"]
+__all__ = ["CSV", "MD", "check", "has_pairs", "sim_params", "simulate_run"]

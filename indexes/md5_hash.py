@@ -35,10 +35,20 @@ def _g(i: int) -> int:
     return (i, (5 * i + 1) % 16, (3 * i + 5) % 16, (7 * i) % 16)[i // 16]
 
 
+_BLOCK_ROWS = 1 << 15  # rows hashed at once: the working set stays in cache
+
+
 def md5_long_fixed(mat: np.ndarray) -> np.ndarray:
     """``padToLong(md5(row))`` of rows that are all ``width`` bytes: an (n, width) uint8
-    matrix in, int64 out."""
+    matrix in, int64 out, hashed in blocks of rows (bounded temporaries)."""
     mat = np.asarray(mat, dtype=np.uint8)
+    out = np.empty(len(mat), np.int64)
+    for a in range(0, len(mat), _BLOCK_ROWS):
+        out[a:a + _BLOCK_ROWS] = _md5_long_block(mat[a:a + _BLOCK_ROWS])
+    return out
+
+
+def _md5_long_block(mat: np.ndarray) -> np.ndarray:
     n, width = mat.shape
     blocks = (width + 8) // 64 + 1
     msg = np.zeros((n, blocks * 64), np.uint8)

@@ -80,9 +80,9 @@ class GroupWrites:
     bucket: list[int | None] = field(default_factory=list)
     inserts: list[int] = field(default_factory=list)
     updates: list[int] = field(default_factory=list)
-    # (partition, file id) an index that assigns its own inserts planned them into, as
-    # the Spark adapter's ``TagContext.insert_groups`` (the insert planner's are the
-    # groups it gave inserts): on merge-on-read they get a base file, not a log
+    # (partition, file id) the insert plan chose (the driver's ``base_writes``: the
+    # planner's small files and new groups, or an index's own ``insert_groups``): on
+    # merge-on-read they get a base file, not a log
     planned: set[tuple[str, str]] = field(default_factory=set)
 
     def add(self, partition: str, file_id: str, bucket: int | None, inserts: int,

@@ -392,7 +392,7 @@ class HudiPeerTable:
         }
         if "BLOOM" not in out["hoodie.index.type"]:
             # Hudi writes a bloom filter into every base file's footer by default (60,000
-            # entries at 1e-9: ~431 KiB), whatever the index; ours only where the index
+            # entries at 1e-9: 431,380 bytes), whatever the index; ours only where the index
             # probes one: off here too, so bytes compare like for like
             out.setdefault(BLOOM_FOOTER_KEY, "false")
         if self.table_type == MERGE_ON_READ:

@@ -45,7 +45,6 @@ from tableformat.table_type import short_name
 
 PASS, FAIL, INFO, EXPLAINED = "pass", "fail", "info", "explained"
 FIDELITY_MD, FIDELITY_CSV = "fidelity.md", "fidelity.csv"  # written into the run's folder
-WRITES = ("UPSERT", "INSERT", "BULK_INSERT", "UPSERT_PREPPED", "DELETE")
 COLUMNS = ["index", "table_type", "batch", "check", "ours", "hudi", "sim", "tolerance",
            "status", "detail"]
 
@@ -125,20 +124,22 @@ def _instant_of(rows: pd.DataFrame, batch: int) -> str | None:
 
 
 def _committed(table: Table, instant: str) -> tuple[dict[str, int], dict[str, int] | None]:
-    """(what ``instant`` committed, what the first compaction after it committed or None)."""
+    """(what ``instant`` committed, what a compaction right after it committed or None:
+    the instants after it are read up to the first that is neither a compaction nor a
+    clustering)."""
     done = table.completed_instants()
     action = dict(done)[instant]
     mine = commit_figures(_stats(table.read_commit(instant, action)))
     compaction = None
-    for i, a in done:  # the instants after it, up to the next write
+    for i, a in done:
         if i <= instant:
             continue
-        meta = table.read_commit(i, a)
-        if meta.get("operationType") == "COMPACT":
-            compaction = commit_figures(_stats(meta))
+        op = table.read_commit(i, a).get("operationType")
+        if op == "COMPACT":
+            compaction = commit_figures(_stats(table.read_commit(i, a)))
             break
-        if meta.get("operationType") in WRITES:
-            break
+        if op != "CLUSTER":
+            break  # the next write came first
     return mine, compaction
 
 
@@ -226,6 +227,14 @@ class Pair:
     hudi_rows: pd.DataFrame
     sim_rows: pd.DataFrame
 
+    @property
+    def our_instants(self) -> set[str]:
+        return {i for i, _ in self.ours.completed_instants()}
+
+    @property
+    def hudi_instants(self) -> set[str]:
+        return {i for i, _ in self.hudi.completed_instants()}
+
 
 def _row(pair: Pair, batch: int, check: Check, ours: float, hudi: float,
          sim: float = math.nan, detail: str = "") -> dict[str, Any]:
@@ -243,6 +252,19 @@ def _sim_value(rows: pd.DataFrame, batch: int, *cols: str) -> float:
     return math.nan
 
 
+def _sim_figure(rows: pd.DataFrame, batch: int, col: str) -> float:
+    """The simulator's row's figure for a commit check (its columns are the metrics
+    contract's: a base file or a log per file group written)."""
+    if col == "bytes_written":
+        return _sim_value(rows, batch, "model_bytes_written", col)
+    if col == "base_files_written":
+        return _sim_value(rows, batch, "files_written") - \
+            np.nan_to_num(_sim_value(rows, batch, "log_files_written"))
+    if col == "file_groups_written":
+        return _sim_value(rows, batch, "files_written")
+    return _sim_value(rows, batch, col)
+
+
 def check_pair(pair: Pair) -> list[dict[str, Any]]:
     """Every check of one index on one table type, batch by batch."""
     out: list[dict[str, Any]] = []
@@ -250,14 +272,13 @@ def check_pair(pair: Pair) -> list[dict[str, Any]]:
     batches = sorted(set(pair.our_rows["batch"]) & set(pair.hudi_rows["batch"]))
     for b in batches:
         mine, theirs = _instant_of(pair.our_rows, b), _instant_of(pair.hudi_rows, b)
-        if mine is None or theirs is None:
-            continue
+        if mine not in pair.our_instants or theirs not in pair.hudi_instants:
+            continue  # no commit to read (archived, rolled back): nothing to hold
         our_commit, our_compaction = _committed(pair.ours, mine)
         hudi_commit, hudi_compaction = _committed(pair.hudi, theirs)
         for col, check in (COMMITTED | (LOGGED if mor else {})).items():
-            sim_cols = ("model_" + col, col) if col == "bytes_written" else (col,)
             out.append(_row(pair, b, check, our_commit[col], hudi_commit[col],
-                            _sim_value(pair.sim_rows, b, *sim_cols)))
+                            _sim_figure(pair.sim_rows, b, col)))
         if our_compaction or hudi_compaction:
             for col, check in COMPACTED.items():
                 out.append(_row(pair, b, check, (our_compaction or {}).get(col, 0),
@@ -309,10 +330,13 @@ def _verdict(pair: Pair, row: dict[str, Any]) -> dict[str, Any]:
 
 
 def _peer_tables(run: Mapping[str, Any]) -> dict[tuple[str, str], str]:
-    """(mirrored index, cow/mor) -> Hudi's table path, from run.json's peers."""
+    """(mirrored index, cow/mor) -> Hudi's table path, from run.json's peers: the tables
+    of table version 6, the one this project's reader opens (Hudi writes 6 unless
+    ``--set hudi:hoodie.write.table.version=...``)."""
     out = {}
     for info in (run.get("peers") or {}).values():
-        if info.get("peer") == "hudi" and info.get("mirrors") and info.get("table"):
+        if info.get("peer") == "hudi" and info.get("mirrors") and info.get("table") and \
+                str(info.get("table_version", "6")) == "6":
             out[(info["mirrors"], short_name(info["table_type"]))] = info["table"]
     return out
 

@@ -113,8 +113,12 @@ def small_file_candidates(slices: Iterable, table_type: str, can_index_log_files
     """The small files each partition's inserts top up first, in the order they are
     filled (a snapshot's slices in; Hudi's ``getSmallFiles``).
 
-    Copy-on-write, or an index that can index log files: every latest base file under
-    the small-file limit, oldest file group first (:func:`small_files`). Merge-on-read
+    Copy-on-write: every latest base file under the small-file limit, oldest file group
+    first (:func:`small_files`; Hudi lists them in its file-system view's order, a
+    HashSet of its random file ids: docs/fidelity.md#bloom). Merge-on-read with an index
+    that can index log files (external-kv; no Hudi counterpart here) takes the same rule,
+    where Hudi's ``isSmallFile`` compares base + logs × the log-to-parquet ratio with
+    the max file size. Merge-on-read
     with an index that cannot (bloom: inserts in a log are invisible to its lookups):
     ``SparkUpsertDeltaCommitPartitioner.getSmallFileCandidates`` takes only slices
     without log files, smallest base file first, at most
@@ -173,11 +177,12 @@ class InsertPlan:
 def draw_buckets(key_hashes: np.ndarray, weights: np.ndarray, num_inserts: int) -> np.ndarray:
     """Hudi's ``getPartition`` for inserts: ``r = floorMod(hash, n) / n`` with ``n`` the
     partition's inserts, then ``Collections.binarySearch`` of ``r`` in the cumulative
-    weights (an exact hit is that bucket, else the insertion point, the last bucket past
-    the end)."""
+    weights (an exact hit is that bucket, else the insertion point; past the end, where
+    rounding leaves the last weight under ``r``, Hudi's "first one, by default")."""
     n = max(int(num_inserts), 1)
     r = np.mod(np.asarray(key_hashes, np.int64), n).astype(np.float64) / float(n)
-    return np.minimum(np.searchsorted(weights, r, side="left"), len(weights) - 1)
+    b = np.searchsorted(weights, r, side="left")
+    return np.where(b >= len(weights), 0, b)
 
 
 def plan_partition(num_inserts: int, smalls: Sequence[SmallFile], avg_record_size: int,

@@ -41,15 +41,15 @@ def writes_log_file(table_type: str, can_index_log_files: bool, exists: bool,
     writes it a base file (False): the one rule of the Spark driver and the simulator.
 
     Hudi's ``BaseSparkDeltaCommitActionExecutor``: on merge-on-read, an index that can
-    index log files (``canIndexLogFiles``: the bucket indexes, dynamic-rli) appends
+    index log files (``canIndexLogFiles``: consistent hashing, dynamic-rli) appends
     every file group's records, a new file group starting log-only. One that cannot
-    (bloom: its filters are in base-file footers) appends only updates to a file group
-    that exists; the file groups its inserts were planned into (new ones, and small base
-    files without logs, :func:`insert_candidates`) get a base file, merged with the
-    group's updates, so its lookups see every key. ``pending``: a file group not visible
-    yet (a consistent-hashing dual write into a pending resize's child), whose records
-    are appended to a log of the child on merge-on-read (RFC-42; Hudi's append handle
-    writes them as any located record), as a bucket index's are."""
+    (bloom: its filters are in base-file footers; Hudi's simple bucket index) appends to
+    a file group that exists; a new file group, and the small base files an insert plan
+    topped up (``planned_inserts``: Hudi's ``smallFileIds``), get a base file, merged
+    with the group's updates, so bloom's lookups see every key. ``pending``: a file
+    group not visible yet (a consistent-hashing dual write into a pending resize's
+    child), whose records are appended to a log of the child on merge-on-read (RFC-42;
+    Hudi's append handle writes them as any located record)."""
     if table_type != MERGE_ON_READ:
         return False
     if can_index_log_files or pending:
@@ -58,10 +58,11 @@ def writes_log_file(table_type: str, can_index_log_files: bool, exists: bool,
 
 
 def insert_candidates(slices: Iterable, table_type: str, can_index_log_files: bool) -> list:
-    """The file slices an insert planner may top up (Hudi's small-file candidates):
-    on merge-on-read, an index that cannot index log files takes only slices without
-    log files (``SparkUpsertDeltaCommitPartitioner``): inserts into a slice with logs
-    would have to be appended to its log, where that index cannot find them."""
+    """The file slices an index's own insert planner may top up (multi-fg-bucket's): on
+    merge-on-read, an index that cannot index log files takes only slices without log
+    files, as Hudi's ``SparkUpsertDeltaCommitPartitioner`` does (inserts into a slice
+    with logs would go to its log, where that index cannot find them). The driver's
+    planner takes Hudi's full rule: :func:`tableformat.sizing.small_file_candidates`."""
     if table_type == MERGE_ON_READ and not can_index_log_files:
         return [s for s in slices if not s.logs]
     return list(slices)

@@ -12,7 +12,9 @@ import pytest
 
 import indexes
 from indexbench import cli
+from indexes.insert_routes import InsertRoutes
 from reports import fidelity as F
+from tableformat.sizing import InsertPlan
 
 
 def test_judge_is_relative_to_hudis_figure():
@@ -51,3 +53,19 @@ def test_a_folder_without_a_run_is_one_error(tmp_path, capsys):
     assert cli.main(["fidelity", str(tmp_path)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "not a run directory" in err[0]
+
+
+def test_a_bucket_drawn_no_key_gets_no_file_and_keys_find_theirs_again():
+    """The simulator's routes: new buckets drawn no key make no file group (as Hudi
+    writes none), the plan's groups are remembered, and every key of the batch is found
+    again in the file it was drawn into."""
+    hashes = np.random.default_rng(3).integers(-2**63, 2**63 - 1, 200, dtype=np.int64)
+    plan = InsertPlan(file_ids=["small", "new-0", "new-1"], counts=[100, 99, 1])
+    drawn = np.bincount(plan.draw(hashes), minlength=3)
+    routes = InsertRoutes(file_ids=["small"])
+    files, got = routes.add(0, hashes, plan)
+    assert got.tolist() == drawn.tolist() and got.sum() == 200
+    assert files[0] == 0 and (files[1:] >= 0).tolist() == (drawn[1:] > 0).tolist()
+    assert len(routes.file_ids) == 1 + int((drawn[1:] > 0).sum())
+    found = routes.file_of(np.arange(200), hashes)
+    assert (found == files[plan.draw(hashes)]).all()

@@ -105,7 +105,7 @@ def test_small_file_candidates_follow_each_partitioner():
 
 def test_inserts_are_drawn_as_hudis_get_partition():
     """r = floorMod(md5 long, n) / n against the cumulative weights: an exact hit is that
-    bucket, a miss its insertion point, past the end the last bucket; about the planned
+    bucket, a miss its insertion point, past the end the first bucket; about the planned
     counts land in each bucket, not exactly them."""
     plan = sizing.InsertPlan(file_ids=["x", "y", "z"], counts=[3, 5, 2])
     assert plan.weights.tolist() == [0.3, 0.8, 1.0]
@@ -116,7 +116,7 @@ def test_inserts_are_drawn_as_hudis_get_partition():
     edge = sizing.draw_buckets(np.array([5], np.int64), np.array([0.25, 0.5, 0.75, 0.9999]), 6)
     assert edge.tolist() == [3]  # r = 0.833 < the last weight
     past = sizing.draw_buckets(np.array([5], np.int64), np.array([0.5, 0.75]), 6)
-    assert past.tolist() == [1]  # weights that do not reach r: the last bucket
+    assert past.tolist() == [0]  # weights that do not reach r: Hudi's first bucket
     big = sizing.InsertPlan(file_ids=["x", "y", "z"], counts=[3000, 5000, 2000])
     hashes = np.random.default_rng(1).integers(-2**63, 2**63 - 1, 10000, dtype=np.int64)
     got = np.bincount(big.draw(hashes), minlength=3)

@@ -184,19 +184,19 @@ def write_groups(index, adapter, model: ModelTable, writes: GroupWrites, instant
     :func:`indexbench.driver.write_file_groups`: a log file holds the group's records
     (counted as Hudi's append handle counts them: all updates to a group that exists,
     all inserts to a new one), a base file the group's base merged with them (inserts
-    and updates as found). The planned file groups are those the insert planner gave
-    inserts, or those an index that places its own inserts planned
-    (``GroupWrites.planned``: a bucket index's hashed inserts are not planned)."""
+    and updates as found). The planned file groups are ``GroupWrites.planned``: the
+    insert plan's (bloom's small files and new groups, drawn keys or not, as the
+    driver's ``base_writes``), or those an index that places its own inserts planned (a
+    bucket index's hashed inserts are not planned)."""
     snap = model.snapshot
     can_log = index.CAN_INDEX_LOG_FILES
-    own = index.assigns_inserts  # its planned groups are the ones it says, not all given inserts
     written: list[FileSlice] = []
     logs: list[LogAppend] = []
     inserts = updates = merge_files = merge_bytes = 0
     for p, fid, ins, upd in zip(writes.partition, writes.file_id, writes.inserts,
                                 writes.updates, strict=True):
         old = snap.slices.get((p, fid))
-        planned = (p, fid) in writes.planned if own else ins > 0
+        planned = (p, fid) in writes.planned
         if writes_log_file(model.table_type, can_log, old is not None, planned):
             logs.append(LogAppend(p, fid, ins + upd, ins))
             inserts += 0 if old is not None else ins + upd

@@ -2,10 +2,10 @@
 
 The model keeps, per partition, every file's min/max key as an order-preserving 64-bit
 code (``order_codes``: pruning only compares keys) and its fill, and per insert batch the
-(routing hash, code) of the first key of each planned bucket: inserts are planned by the
-driver's sizing functions (:mod:`tableformat.sizing`, small files first) and ranked by
-the same Spark ``hash(key)``, so the file of any existing key is one binary search in its
-insert batch's boundaries and no per-key state is held. Two bloom modes (``bloom_mode``):
+plan's cumulative weights: inserts are planned by the driver's sizing functions
+(:mod:`tableformat.sizing`, small files first) and drawn into buckets by the same Hudi
+MD5 draw, so the file of any existing key is its insert batch's draw again and no
+per-key state is held. Two bloom modes (``bloom_mode``):
 
 - ``exact`` (tables up to ``exact_max_keys`` keys): each file's filter is built from its
   real keys with the index's own footer code and probed by
@@ -247,9 +247,11 @@ class BloomSim(SimAdapter):
                 files, drawn = pf.add_inserts(self.batch.inserts_before, hashes, codes, ords,
                                               plan)
                 for f, k in zip(files.tolist(), drawn.tolist(), strict=True):
+                    if f >= 0:  # the plan's groups, as the driver's base_writes
+                        out.planned.add((p, pf.file_ids[f]))
                     if k:  # a bucket drawn no key writes no file
                         groups.setdefault(f, [0, 0])[0] += k
-                    self.filters.pop((p, f), None)  # its keys changed: rebuilt when probed
+                        self.filters.pop((p, f), None)  # its keys changed: rebuilt
             for f, (ins, upd) in sorted(groups.items()):
                 out.add(p, pf.file_ids[f], None, ins, upd)
         self.counts["avg_record_size"] = avg

@@ -110,6 +110,8 @@ class ExternalKvSim(SimAdapter):
                 self.counts["small_file_inserts"] += plan.small_file_inserts
                 files, drawn = routes.add(self.batch.inserts_before, hashes, plan)
                 for f, k in zip(files.tolist(), drawn.tolist(), strict=True):
+                    if f >= 0:  # the plan's groups, as the driver's base_writes
+                        out.planned.add((p, routes.file_ids[f]))
                     if k:  # a bucket drawn no key writes no file
                         groups.setdefault(f, [0, 0])[0] += k
             for f, (ins, upd) in sorted(groups.items()):
