@@ -74,7 +74,8 @@ class ConsistentHashingIndex(RecordIndex):
                          "file groups of the partitions it plans after every commit, the "
                          "ring unchanged (docs/fidelity.md#consistent-hashing); ours "
                          "rewrites a group only to split or merge it")
-                        for check in ("base files per partition", "records per file group")))
+                        for check in ("base files per partition", "records per file group",
+                                      "log files compacted")))
     assigns_inserts = True
     # a bucket index (HoodieSparkConsistentBucketIndex extends HoodieBucketIndex)
     CAN_INDEX_LOG_FILES = True
