@@ -77,7 +77,7 @@ def check(run_dir: str, *, simulate: bool = True) -> pd.DataFrame:
             "of table version 6 (run `indexbench compare --peers hudi` with "
             "--keep-tables, or `indexbench fidelity` without a run directory)")
     sim = simulate_run(run_dir, run, pairs) if simulate else None
-    checks = F.check_run(run_dir, sim)
+    checks = F.check_pairs(F.with_sim(pairs, sim))
     checks.to_csv(os.path.join(run_dir, CSV), index=False)
     with open(os.path.join(run_dir, MD), "w") as f:
         f.write(f"# Fidelity: {run_dir}\n\nOurs against Hudi's own writer "

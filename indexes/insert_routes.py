@@ -69,8 +69,7 @@ class InsertRoutes:
             ) -> tuple[np.ndarray, np.ndarray]:
         """Route one batch's inserts of the partition by the plan: (the file index of
         each planned bucket, -1 for one drawn no key; the keys each was drawn)."""
-        _, starts, bounds = draw_inserts(hashes, plan)
-        drawn = bounds - starts
+        drawn = np.bincount(plan.draw(hashes), minlength=len(plan.counts))
         files, _ = self.place(plan, drawn)
         self.record(first_ordinal, plan, files)
         return files, drawn

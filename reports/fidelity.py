@@ -29,7 +29,8 @@ import math
 import os
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -123,24 +124,22 @@ def _instant_of(rows: pd.DataFrame, batch: int) -> str | None:
     return str(hit["instant"].iloc[0])
 
 
-def _committed(table: Table, instant: str) -> tuple[dict[str, int], dict[str, int] | None]:
+def _committed(table: Table, done: list[tuple[str, str]], instant: str
+               ) -> tuple[dict[str, int], dict[str, int] | None]:
     """(what ``instant`` committed, what a compaction right after it committed or None:
     the instants after it are read up to the first that is neither a compaction nor a
-    clustering)."""
-    done = table.completed_instants()
-    action = dict(done)[instant]
-    mine = commit_figures(_stats(table.read_commit(instant, action)))
-    compaction = None
+    clustering). ``done``: the table's completed instants, listed once."""
+    mine = commit_figures(_stats(table.read_commit(instant, dict(done)[instant])))
     for i, a in done:
         if i <= instant:
             continue
-        op = table.read_commit(i, a).get("operationType")
+        meta = table.read_commit(i, a)
+        op = meta.get("operationType")
         if op == "COMPACT":
-            compaction = commit_figures(_stats(table.read_commit(i, a)))
-            break
+            return mine, commit_figures(_stats(meta))
         if op != "CLUSTER":
             break  # the next write came first
-    return mine, compaction
+    return mine, None
 
 
 def _stats(meta: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -227,13 +226,13 @@ class Pair:
     hudi_rows: pd.DataFrame
     sim_rows: pd.DataFrame
 
-    @property
-    def our_instants(self) -> set[str]:
-        return {i for i, _ in self.ours.completed_instants()}
+    @cached_property
+    def our_timeline(self) -> list[tuple[str, str]]:
+        return self.ours.completed_instants()
 
-    @property
-    def hudi_instants(self) -> set[str]:
-        return {i for i, _ in self.hudi.completed_instants()}
+    @cached_property
+    def hudi_timeline(self) -> list[tuple[str, str]]:
+        return self.hudi.completed_instants()
 
 
 def _row(pair: Pair, batch: int, check: Check, ours: float, hudi: float,
@@ -272,10 +271,10 @@ def check_pair(pair: Pair) -> list[dict[str, Any]]:
     batches = sorted(set(pair.our_rows["batch"]) & set(pair.hudi_rows["batch"]))
     for b in batches:
         mine, theirs = _instant_of(pair.our_rows, b), _instant_of(pair.hudi_rows, b)
-        if mine not in pair.our_instants or theirs not in pair.hudi_instants:
+        if mine not in dict(pair.our_timeline) or theirs not in dict(pair.hudi_timeline):
             continue  # no commit to read (archived, rolled back): nothing to hold
-        our_commit, our_compaction = _committed(pair.ours, mine)
-        hudi_commit, hudi_compaction = _committed(pair.hudi, theirs)
+        our_commit, our_compaction = _committed(pair.ours, pair.our_timeline, mine)
+        hudi_commit, hudi_compaction = _committed(pair.hudi, pair.hudi_timeline, theirs)
         for col, check in (COMMITTED | (LOGGED if mor else {})).items():
             out.append(_row(pair, b, check, our_commit[col], hudi_commit[col],
                             _sim_figure(pair.sim_rows, b, col)))
@@ -348,7 +347,7 @@ def _our_table(run: Mapping[str, Any], index: str, table_type: str) -> str | Non
     return tables.get(f"{index}-{table_type}") or tables.get(index)
 
 
-def pairs_of_run(run_dir: str, sim: pd.DataFrame | None = None) -> list[Pair]:
+def pairs_of_run(run_dir: str) -> list[Pair]:
     """Every (index, table type) of a run that Hudi's writer mirrored, both tables kept."""
     with open(os.path.join(run_dir, "run.json")) as f:
         run = json.load(f)
@@ -357,7 +356,6 @@ def pairs_of_run(run_dir: str, sim: pd.DataFrame | None = None) -> list[Pair]:
     types = up["table_type"].astype("string").fillna("cow")
     mode = up["run_mode"].astype("string").fillna("") if "run_mode" in up.columns else \
         pd.Series("", index=up.index)
-    sim_up = _upserts(sim) if sim is not None and len(sim) else pd.DataFrame()
     out = []
     for (index, tt), path in sorted(_peer_tables(run).items()):
         ours_path = _our_table(run, index, tt)
@@ -365,18 +363,29 @@ def pairs_of_run(run_dir: str, sim: pd.DataFrame | None = None) -> list[Pair]:
             continue
         our_rows = up[(up["index"] == index) & (types == tt) & ~mode.isin(["peer", "sim"])]
         hudi_rows = up[(up["index"] == "hudi-" + index) & (types == tt)]
-        sim_rows = sim_up[(sim_up["index"] == index) & (
-            sim_up["table_type"].astype("string").fillna("cow") == tt)] if len(sim_up) \
-            else sim_up
         out.append(Pair(index, tt, Table(ours_path), Table(path), our_rows, hudi_rows,
-                        sim_rows))
+                        pd.DataFrame()))
     return out
+
+
+def with_sim(pairs: list[Pair], sim: pd.DataFrame | None) -> list[Pair]:
+    """The pairs with the simulator's rows of their index and table type."""
+    if sim is None or not len(sim):
+        return pairs
+    up = _upserts(sim)
+    types = up["table_type"].astype("string").fillna("cow")
+    return [replace(p, sim_rows=up[(up["index"] == p.index) & (types == p.table_type)])
+            for p in pairs]
+
+
+def check_pairs(pairs: list[Pair]) -> pd.DataFrame:
+    """Every check of the given pairs (:data:`COLUMNS`)."""
+    return pd.DataFrame([r for pair in pairs for r in check_pair(pair)], columns=COLUMNS)
 
 
 def check_run(run_dir: str, sim: pd.DataFrame | None = None) -> pd.DataFrame:
     """Every check of every mirrored index and table type of a run (:data:`COLUMNS`)."""
-    rows = [r for pair in pairs_of_run(run_dir, sim) for r in check_pair(pair)]
-    return pd.DataFrame(rows, columns=COLUMNS)
+    return check_pairs(with_sim(pairs_of_run(run_dir), sim))
 
 
 # --- writing it down --------------------------------------------------------------------
@@ -452,5 +461,5 @@ CHECKS = tuple(dict.fromkeys(c.name for c in (*COMMITTED.values(), *LOGGED.value
                                               *HELD.values(), PLACED)))
 
 __all__ = ["CHECKS", "COLUMNS", "EXPLAINED", "FAIL", "FIDELITY_CSV", "FIDELITY_MD", "INFO",
-           "PASS", "Check", "Pair", "check_pair", "check_run", "judge", "markdown",
-           "pairs_of_run", "placement", "summary", "summary_table"]
+           "PASS", "Check", "Pair", "check_pair", "check_pairs", "check_run", "judge",
+           "markdown", "pairs_of_run", "placement", "summary", "summary_table", "with_sim"]

@@ -64,14 +64,12 @@ class ExternalKvSim(SimAdapter):
         if self.batch.bulk:  # every key is new: finish reads each partition's keys
             return
         keys = self.batch.keys
-        codes_all = keys.order_codes(chunk.ordinals)
         hashes_all = hudi_insert_hash(keys.record_keys(chunk.ordinals))
         for pi in chunk.parts():
             p = self.batch.partitions[pi]
             sel = chunk.part == pi
-            ords, codes, hashes, new = (chunk.ordinals[sel], codes_all[sel], hashes_all[sel],
-                                        chunk.is_new[sel])
-            self.new.setdefault(p, []).append((hashes[new], codes[new]))
+            ords, hashes, new = chunk.ordinals[sel], hashes_all[sel], chunk.is_new[sel]
+            self.new.setdefault(p, []).append(hashes[new])
             old = ~new
             if old.any():  # found: the entry names the file group the key was put in
                 f = self.files[p].file_of(ords[old], hashes[old])
@@ -99,12 +97,11 @@ class ExternalKvSim(SimAdapter):
                                             self.updates.get(p, Counter()).items()}
             parts = self.new.pop(p, []) if not self.batch.bulk else [
                 self._new_keys(c.ordinals) for c in self.batch.partition_records(p)]
-            hashes = np.concatenate([h for h, _ in parts] or [np.empty(0, np.int64)])
-            codes = np.concatenate([c for _, c in parts] or [np.empty(0, np.uint64)])
+            hashes = np.concatenate(parts or [np.empty(0, np.int64)])
             del parts
-            if len(codes):
+            if len(hashes):
                 plan = sizing.plan_partition(
-                    len(codes), smalls.get(p, []), avg, cfg,
+                    len(hashes), smalls.get(p, []), avg, cfg,
                     lambda b, p=p: sizing.new_file_id(seq, p, b))
                 self.counts["small_files_topped_up"] += plan.topped_up
                 self.counts["small_file_inserts"] += plan.small_file_inserts
@@ -122,9 +119,9 @@ class ExternalKvSim(SimAdapter):
         self.counts["avg_record_size"] = avg
         return out
 
-    def _new_keys(self, ordinals: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        keys = self.batch.keys
-        return hudi_insert_hash(keys.record_keys(ordinals)), keys.order_codes(ordinals)
+    def _new_keys(self, ordinals: np.ndarray) -> np.ndarray:
+        """The new keys' Hudi insert hashes (all the planner's draw needs)."""
+        return hudi_insert_hash(self.batch.keys.record_keys(ordinals))
 
     def after_commit(self, ok: bool) -> dict[str, float]:
         if not ok:
