@@ -693,7 +693,26 @@ def cmd_fidelity(args: argparse.Namespace) -> int:
         status = pd.read_csv(os.path.join(args.out, FIDELITY_CSV))["status"]
     else:
         status = _print_fidelity(args.run_dir, simulate=args.sim)["status"]
+    if args.reads:
+        status = pd.concat([status, _print_hudi_reads(args.run_dir or args.out)["status"]])
     return 1 if args.strict and (status == FAIL).any() else 0
+
+
+def _print_hudi_reads(run_dir: str) -> pd.DataFrame:
+    """Hudi's four queries of every kept table of ours (``hudi-reads.md``); the summary."""
+    from indexbench import hudi_reads
+
+    checks = hudi_reads.check(run_dir)
+    console.print(hudi_reads.summary(checks), highlight=False, soft_wrap=True)
+    console.print(f"reads: {os.path.join(run_dir, hudi_reads.READS_MD)}")
+    return checks
+
+
+def cmd_hudi_read(args: argparse.Namespace) -> int:
+    """Every kept table of a run read by Hudi's own reader, against the oracle."""
+    from indexbench.hudi_reads import FAIL
+
+    return 1 if (_print_hudi_reads(args.run_dir)["status"] == FAIL).any() else 0
 
 
 def _command(sub, name: str, help: str) -> argparse.ArgumentParser:  # noqa: A002
@@ -764,9 +783,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--sim", action=argparse.BooleanOptionalAction, default=True,
                    help="also simulate the same batches (the simulator's column)")
     p.add_argument("--strict", action="store_true",
-                   help="exit 1 when a check misses its tolerance unexplained")
+                   help="exit 1 when a check misses its tolerance unexplained or a read "
+                        "differs from the oracle")
+    p.add_argument("--reads", action=argparse.BooleanOptionalAction, default=True,
+                   help="also read every kept table of ours with Hudi's reader (snapshot, "
+                        "read-optimized, incremental, time travel) against the oracle, "
+                        "as `indexbench hudi-read` does")
     _add_run_options(p)
     p.set_defaults(func=cmd_fidelity)
+    p = _command(sub, "hudi-read", help="read every kept table of a run with Apache Hudi's "
+                                         "own Spark reader and hold each query against the "
+                                         "workload's oracle; exit 1 if one differs")
+    p.add_argument("run_dir", metavar="RUN_DIR", help="a run made with its tables kept")
+    p.set_defaults(func=cmd_hudi_read)
     p = _command(sub, "sim", help="simulate indexes without Spark (model table, up to "
                                    "billions of keys); same metrics contract, run_mode=sim")
     p.add_argument("--index", help="one index (same as --indexes NAME)")

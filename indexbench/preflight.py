@@ -124,6 +124,12 @@ def check_table_identity(table: Any, index_name: str,
         raise TableConfigError(
             f"table {table.uri} was created with {TABLE_TYPE}={have.table_type}; it cannot "
             f"be changed to {table_type}; use another --table path")
+    if have.written_by_hudi:
+        raise TableConfigError(
+            f"table {table.uri} was written by Hudi's own writer: its hoodie.properties "
+            "names no indexbench index and keeps no index parameters, which this writer "
+            f"needs to place records as {index_name} does; Hudi's writer continues "
+            "tables of ours (docs/fidelity.md#hudi-continues-our-tables), not the reverse")
     if have.index_name != index_name:
         raise TableConfigError(
             f"table {table.uri} was created with index {have.index_name!r}, not "

@@ -43,9 +43,10 @@ def check_base_file(table: Table, partition: str, path: str, expected_rows: int,
         problems.append(f"{path}: {len(keys)} rows, the commit says {expected_rows}")
     lo, hi = footer.get(bf.MIN_KEY_FOOTER), footer.get(bf.MAX_KEY_FOOTER)
     # Hudi's writer puts the key range beside its bloom filter, and writes neither with
-    # hoodie.parquet.bloom.filter.enabled=false (the hudi peer's bucket tables): a range
-    # it did not write is not wrong; every base file of ours has one
-    unranged = index is None and lo is None and hi is None
+    # hoodie.parquet.bloom.filter.enabled=false (the hudi peer's bucket tables, and ours
+    # that Hudi's writer continued): a range it did not write is not wrong; every base
+    # file of ours has one
+    unranged = (index is None or bf.written_by_hudi(footer)) and lo is None and hi is None
     if len(keys) and not unranged:
         if lo != min(keys) or hi != max(keys):
             problems.append(f"{path}: footer range [{lo}, {hi}] is not the keys' "

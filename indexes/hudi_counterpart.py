@@ -62,6 +62,9 @@ class HudiCounterpart:
     # differs only in a detail Hudi cannot change (bloom: Hudi's filter bit positions);
     # ``indexbench fidelity`` sets them unless the run sets them itself
     fidelity_params: tuple[tuple[str, str], ...] = ()
+    # why Hudi's writer cannot continue a table of ours made with these parameters (the
+    # index instance; "" or None: it can), said before Hudi writes anything
+    continue_refusal: Callable[[Any], str | None] | None = None
 
     def refusal(self, table_type: str, settings: Mapping[str, str] | None = None
                 ) -> str | None:

@@ -29,14 +29,17 @@ own snapshot count after the batch (untimed).
 from __future__ import annotations
 
 import atexit
+import itertools
 import json
 import os
+import shutil
 import subprocess
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 import indexes
@@ -325,8 +328,10 @@ class HudiPeerTable:
     def __init__(self, path: str, fingerprint: str, *, series: str,
                  index_params: Mapping[str, Mapping[str, Any]] | None = None,
                  table_type: str | None = None, settings: Mapping[str, str] | None = None,
-                 master: str = "local[*]", logs_dir: str | None = None):
+                 master: str = "local[*]", logs_dir: str | None = None,
+                 table_name: str | None = None):
         self.path, self.fingerprint, self.series = str(path), fingerprint, series
+        self._table_name = table_name  # an existing table's hoodie.table.name
         self.settings = dict(settings or {})
         check_settings(self.settings)
         self.mirrors = index_of(series)
@@ -374,7 +379,7 @@ class HudiPeerTable:
                   "org.apache.hudi.common.model.DefaultHoodieRecordPayload"}
                  if version == "6" else {"hoodie.write.record.merge.mode": "EVENT_TIME_ORDERING"})
         out = {
-            "hoodie.table.name": self.series.replace("-", "_"),
+            "hoodie.table.name": self._table_name or self.series.replace("-", "_"),
             "hoodie.datasource.write.operation": "upsert",
             "hoodie.datasource.write.table.type": self.table_type,
             "hoodie.datasource.write.recordkey.field": KEY,
@@ -519,6 +524,46 @@ class HudiPeerTable:
         """The JVM stays for the run's next series (``stop`` ends it)."""
 
 
+# --- Hudi's reader ---------------------------------------------------------------------
+
+SNAPSHOT, READ_OPTIMIZED, INCREMENTAL, TIME_TRAVEL = (
+    "snapshot", "read_optimized", "incremental", "time_travel")
+QUERIES = (SNAPSHOT, READ_OPTIMIZED, INCREMENTAL, TIME_TRAVEL)
+READ_COLUMNS = (KEY, PARTITION, ORDERING, "payload", "_hoodie_commit_time")
+_READS = itertools.count()
+
+
+def read_options(query: str, instant: str | None = None) -> dict[str, str]:
+    """Hudi's datasource read options of a query: its query type, and the instant an
+    incremental query begins after (exclusive) or a time-travel query reads as of."""
+    if query not in QUERIES:
+        raise IndexBenchError(f"query {query!r}: one of {', '.join(QUERIES)}")
+    if query in (INCREMENTAL, TIME_TRAVEL) and not instant:
+        raise IndexBenchError(f"a {query} query needs an instant")
+    if query == INCREMENTAL:
+        return {"hoodie.datasource.query.type": "incremental",
+                "hoodie.datasource.read.begin.instanttime": str(instant)}
+    if query == TIME_TRAVEL:
+        return {"hoodie.datasource.query.type": "snapshot", "as.of.instant": str(instant)}
+    return {"hoodie.datasource.query.type": query}
+
+
+def read(table: str, query: str, *, instant: str | None = None, logs_dir: str,
+         columns: Sequence[str] = READ_COLUMNS, master: str = "local[*]") -> pa.Table:
+    """A table as Hudi's Spark datasource reads it (any Hudi table: ours or Hudi's), in
+    this process's Hudi JVM; Spark writes the rows to a scratch Parquet file under
+    ``logs_dir``, read back here and removed (nothing is collected to a driver)."""
+    options = read_options(query, instant)
+    j = job(logs_dir, master)
+    out = os.path.join(logs_dir, f"read-{os.getpid()}-{next(_READS)}")
+    try:
+        j.ask({"op": "read", "table": os.path.abspath(table), "options": options,
+               "columns": list(columns), "out": os.path.abspath(out)})
+        return pq.read_table(out)
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
+
+
 def open_table(location: str, fingerprint: str, *, series: str = DEFAULT_SERIES,
                index_params: Mapping[str, Mapping[str, Any]] | None = None,
                table_type: str | None = None, settings: Mapping[str, str] | None = None,
@@ -527,6 +572,7 @@ def open_table(location: str, fingerprint: str, *, series: str = DEFAULT_SERIES,
                          table_type=table_type, settings=settings)
 
 
-__all__ = ["DEFAULT_SERIES", "HudiJob", "HudiPeerTable", "absent_reason", "all_series",
+__all__ = ["DEFAULT_SERIES", "HudiJob", "HudiPeerTable", "QUERIES", "READ_COLUMNS",
+           "absent_reason", "all_series", "read", "read_options",
            "check_settings", "counterpart_indexes", "describe", "index_of", "job", "location",
            "open_table", "prepare", "running", "stop"]

@@ -12,6 +12,9 @@ parent named):
     {"op": "write", "source": PARQUET, "table": PATH, "options": {...}}
         → {"ok": true, "write_s": seconds around Hudi's write call}
     {"op": "count", "table": PATH}   → {"ok": true, "records": snapshot records}
+    {"op": "read", "table": PATH, "options": {...}, "columns": [...], "out": PARQUET}
+        → {"ok": true}: Hudi's read of the table with those read options (query type,
+          begin instant, as.of.instant), those columns, written to PARQUET by Spark
     {"op": "stop"}                   → {"ok": true}, then the JVM stops
 
 A failed request answers ``{"ok": false, "error": "<Java or Python error>"}`` and the
@@ -107,6 +110,13 @@ def serve(args: argparse.Namespace) -> int:
                 n = spark.read.format("hudi").load(req["table"]).count()
                 sc.setJobDescription(None)
                 _answer({**answered, "ok": True, "records": int(n)})
+            elif op == "read":
+                sc.setJobDescription("indexbench: hudi read")
+                df = spark.read.format("hudi").options(**req["options"]).load(req["table"])
+                df.select(*[c for c in req["columns"] if c in df.columns]) \
+                    .write.mode("overwrite").parquet(req["out"])
+                sc.setJobDescription(None)
+                _answer({**answered, "ok": True})
             else:
                 _answer({**answered, "ok": False, "error": f"unknown op {op!r}"})
         except Exception as exc:  # noqa: BLE001 - answered, the parent decides

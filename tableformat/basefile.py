@@ -119,6 +119,16 @@ def _open(fs: pafs.FileSystem, path: str) -> CountingReader:
     return CountingReader(fs.open_input_file(path))
 
 
+# parquet-mr's Avro write support (Hudi's writer) stores the Avro schema in every footer;
+# this project's writer (pyarrow) never does
+HUDI_WRITER_FOOTER = "parquet.avro.schema"
+
+
+def written_by_hudi(footer: dict[str, str]) -> bool:
+    """Whether Hudi's own writer wrote a base file (its footer, :func:`read_footer`)."""
+    return HUDI_WRITER_FOOTER in footer
+
+
 def read_footer(fs: pafs.FileSystem, path: str, stats: IOStats | None = None) -> dict[str, str]:
     """Footer key-value metadata of a base file (reads the footer only)."""
     reader = _open(fs, path)

@@ -52,6 +52,12 @@ INDEX_NAME = "indexbench.index.name"
 # What identifies a record: "partition" = (partition path, record key), Hudi's
 # non-global indexes. The only scope written; ``verify`` checks uniqueness under it.
 KEY_SCOPE = "indexbench.record.key.scope"
+# An index parameter named by a Hudi write key (``hoodie.parquet.max.file.size``) is kept
+# as ``indexbench.param.<key>``: Hudi keeps no write config in hoodie.properties, and its
+# writer refuses a write whose options differ from a hoodie.* key there ("Config
+# conflict"), which bloom's stored sizes (before indexbench.scale) would. Tables written
+# before keep their bare keys and are read as before.
+PARAM_PREFIX = "indexbench.param."
 KEY_SCOPES = ("partition",)
 # Index parameters are table config too, but a table of the same index may be opened
 # with other run-time settings; only these identify the table.
@@ -121,7 +127,8 @@ class TableConfig:
             KEY_SCOPE: self.key_scope,
             TABLE_TYPE: check_table_type(self.table_type),
         }
-        props.update(self.index_params)
+        props.update({(PARAM_PREFIX + k if k.startswith("hoodie.") else k): v
+                      for k, v in self.index_params.items()})
         return props
 
     @property
@@ -157,7 +164,7 @@ class TableConfig:
             index_name=props.get(INDEX_NAME, ""),
             index_type=props.get(INDEX_TYPE, ""),
             index_params={} if foreign else
-            {k: v for k, v in props.items() if k not in known},
+            {k.removeprefix(PARAM_PREFIX): v for k, v in props.items() if k not in known},
         )
 
 

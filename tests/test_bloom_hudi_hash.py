@@ -474,3 +474,33 @@ def test_simulator_models_hudi_hashed_false_positives() -> None:
     assert abs(fp_model - fp_exact) / fp_exact < 0.10
     for col in ("bloom_checks", "candidate_files", "updates", "file_groups"):
         assert exact[col].tolist() == model[col].tolist()
+
+
+@pytest.mark.parametrize("type_code", ["SIMPLE", "DYNAMIC_V0"])
+def test_a_filter_hudis_writer_made_probes_without_our_trailer(type_code):
+    """Hudi's writer serializes its filters without indexbench's trailer (the state kept
+    for adds): ours reads them (a table Hudi's writer continued) and probes every key
+    alike; the shape left out is rebuilt from the bits (entries, rows' counts)."""
+    import base64
+
+    from indexes.bloom_filter import HoodieBloomFilter
+    from indexes.bloom_filter.serialization import _TRAILER_MAGIC
+
+    keys = [f"k{i:05d}" for i in range(250)]
+    bloom = HoodieBloomFilter.create(type_code, num_entries=100, fpp=0.01,
+                                     max_entries=1000, hashing="hudi")
+    bloom.add_keys(keys)
+    raw = base64.b64decode(bloom.serialize())
+    hudis = base64.b64encode(raw[:raw.rindex(_TRAILER_MAGIC)]).decode()
+    code = None if type_code == "SIMPLE" else type_code
+    read = HoodieBloomFilter.deserialize(hudis, code)
+    probe = [f"x{i}" for i in range(2000)] + keys
+    assert (read.might_contain_many(probe) == bloom.might_contain_many(probe)).all()
+    assert read.might_contain_many(keys).all()
+    assert abs(sum(read.row_counts) - 250) <= (0 if type_code != "SIMPLE" else 25)
+    pyb = HoodieBloomFilter.create(type_code, num_entries=100, fpp=0.01, hashing="pybloom")
+    pyb.add_keys(keys)
+    raw = base64.b64decode(pyb.serialize())
+    with pytest.raises(ValueError, match="trailer"):
+        HoodieBloomFilter.deserialize(
+            base64.b64encode(raw[:raw.rindex(_TRAILER_MAGIC)]).decode(), code)

@@ -55,7 +55,7 @@ def test_run_writes_the_metrics_contract_and_verify_passes(spark, tmp_path, caps
     assert run["workload"]["seed"] == 42 and "git_commit" in run
     assert run["indexes"]["simple-bucket"]["num_buckets"] == 4
     props = (out / "tables" / "simple-bucket" / ".hoodie" / "hoodie.properties").read_text()
-    assert "hoodie.bucket.index.num.buckets=4" in props
+    assert "indexbench.param.hoodie.bucket.index.num.buckets=4" in props
     assert cli.main(["verify", str(out / "tables" / "simple-bucket")]) == 0
     # resume: the same command again commits nothing new, adds no rows and says so
     capsys.readouterr()

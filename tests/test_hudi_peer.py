@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 import pandas as pd
+import pyarrow as pa
 import pytest
 
 import indexes
@@ -273,15 +274,20 @@ def test_hudi_settings_need_the_hudi_peer(tmp_path):
 # --- Hudi's writer on the same batches (Spark, Hudi's bundle) --------------------------------
 
 SIZES = {"initial_records": 2000, "batches": 1, "batch_size": 500}
+# bloom's filters at Hudi's bit positions (as `indexbench fidelity` runs it): Hudi's
+# writer probes them when it continues the table
+PARAMS = {"bloom": {"indexbench.bloom.hash": "hudi"}}
 
 
 @pytest.fixture(scope="module")
 def hudi_compare(tmp_path_factory, spark):
-    """bloom and simple-bucket, both table types, beside Hudi's writer for each."""
+    """bloom and simple-bucket, both table types, beside Hudi's writer for each; and
+    dynamic-rli's tables (the record-level family) for Hudi's reader."""
     from indexbench import api
 
     out = str(tmp_path_factory.mktemp("hudi") / "out")
-    df = api.compare(["bloom", "simple-bucket"], "uniform", out=out, spark=spark,
+    df = api.compare(["bloom", "simple-bucket", "dynamic-rli"], "uniform", out=out,
+                     spark=spark, params=PARAMS,
                      peers=["hudi-bloom", "hudi-simple-bucket"], table_types=("cow", "mor"),
                      query_phase=False, run_id="with-hudi", **SIZES)
     return out, df
@@ -329,7 +335,7 @@ def test_our_rows_do_not_change_with_hudi_beside_them(hudi_compare, tmp_path, sp
 
     _out, with_hudi = hudi_compare
     alone = api.compare(["bloom", "simple-bucket"], "uniform", out=str(tmp_path / "o"),
-                        spark=spark, table_types=("cow", "mor"), query_phase=False,
+                        spark=spark, params=PARAMS, table_types=("cow", "mor"), query_phase=False,
                         run_id="alone", **SIZES)
     cols = ["index", "table_type", "batch", "records", "inserts", "updates",
             "candidate_files", "files_read", "bloom_checks", "false_positives",
@@ -337,7 +343,8 @@ def test_our_rows_do_not_change_with_hudi_beside_them(hudi_compare, tmp_path, sp
 
     def ours(df: pd.DataFrame) -> pd.DataFrame:
         mode = df["run_mode"] if "run_mode" in df.columns else pd.Series("", index=df.index)
-        up = df[(df["operation"] == "upsert") & (mode.fillna("") != "peer")]
+        up = df[(df["operation"] == "upsert") & (mode.fillna("") != "peer")
+                & df["index"].isin(["bloom", "simple-bucket"])]
         return up[cols].sort_values(["index", "table_type", "batch"]).reset_index(drop=True)
 
     # with Hudi's rows beside them a count column holds NaN (theirs) and turns float
@@ -438,7 +445,7 @@ def test_fidelity_checks_ours_against_hudis_tables(hudi_compare, capsys):
     from reports import fidelity as F
 
     out, df = hudi_compare
-    assert cli.main(["fidelity", out]) == 0
+    assert cli.main(["fidelity", out, "--no-reads"]) == 0  # reads: the test below
     printed = capsys.readouterr().out
     assert "simple-bucket (cow)" in printed and "fidelity.md" in printed
     checks = pd.read_csv(os.path.join(out, F.FIDELITY_CSV))
@@ -458,6 +465,116 @@ def test_fidelity_checks_ours_against_hudis_tables(hudi_compare, capsys):
     assert set(checks["status"]) <= {F.PASS, F.FAIL, F.EXPLAINED, F.INFO}
     text = open(os.path.join(out, F.FIDELITY_MD)).read()
     assert "### simple-bucket (mor)" in text and "| batch | check | ours | Hudi's |" in text
-    strict = cli.main(["fidelity", out, "--strict", "--no-sim"])
+    strict = cli.main(["fidelity", out, "--strict", "--no-sim", "--no-reads"])
     assert strict == (1 if (pd.read_csv(os.path.join(out, F.FIDELITY_CSV))["status"]
                             == F.FAIL).any() else 0)
+
+
+@pytest.mark.hudi
+def test_hudi_reads_our_tables_as_the_oracle_says(hudi_compare, capsys):
+    """Hudi's datasource reads one table of each family on both table types: snapshot,
+    read-optimized, incremental from batch 0 and time travel to it, record for record
+    (commit times too) what the workload's oracle holds."""
+    from indexbench import cli
+    from indexbench import hudi_reads as HR
+
+    out, df = hudi_compare
+    assert cli.main(["hudi-read", out]) == 0
+    checks = pd.read_csv(os.path.join(out, HR.READS_CSV))
+    assert sorted(set(zip(checks["index"], checks["table_type"], strict=True))) == [
+        (i, t) for i in ("bloom", "dynamic-rli", "simple-bucket") for t in ("cow", "mor")]
+    assert checks.groupby(["index", "table_type"])["query"].apply(set).map(
+        lambda q: q == set(H.QUERIES)).all()
+    assert (checks["status"] == "pass").all(), checks[checks["status"] != "pass"]
+    snap = checks[checks["query"] == "snapshot"]
+    final = df[(df["operation"] == "upsert") & (df["batch"] == 1) &
+               df["index"].isin(["bloom", "simple-bucket", "dynamic-rli"])]["table_records"]
+    assert set(snap["read"]) == set(final) == {2250}  # 2000 + 500 rows, half updates
+    incr = checks[checks["query"] == "incremental"]
+    assert (incr["read"] == 500).all() and (incr["batch"] == 0).all()
+    assert "24 of 24 queries equal the oracle" in capsys.readouterr().out
+
+
+def test_hudi_read_options_name_each_query():
+    assert H.read_options("read_optimized") == {
+        "hoodie.datasource.query.type": "read_optimized"}
+    assert H.read_options("incremental", "20260101000000000")[
+        "hoodie.datasource.read.begin.instanttime"] == "20260101000000000"
+    assert H.read_options("time_travel", "1")["as.of.instant"] == "1"
+    with pytest.raises(IndexBenchError, match="needs an instant"):
+        H.read_options("time_travel")
+    with pytest.raises(IndexBenchError, match="one of snapshot"):
+        H.read_options("cdc")
+
+
+@pytest.mark.hudi
+def test_hudi_continues_our_tables(hudi_compare, tmp_path, spark):
+    """Hudi's writer upserts batch 2 into copies of our simple-bucket (both table types)
+    and bloom (copy-on-write) tables with their index settings: it finds every existing
+    key through our bucket file names and footer filters (updates as ours count them),
+    and afterwards hudi-rs, verify and the oracle agree on every record."""
+    import shutil
+
+    import hudi
+    from conftest import read_snapshot
+
+    import workloads
+    from indexbench import api
+    from indexbench.hudi_continue import continue_with_hudi
+    from workloads.oracle import Oracle, difference
+
+    out, df = hudi_compare
+    run = json.load(open(os.path.join(out, "run.json")))
+    w = workloads.Workload(**{**run["workload"], "batches": 2})
+    want = Oracle(w).state(2)
+    for name in ("simple-bucket-cow", "simple-bucket-mor", "bloom-cow"):
+        uri = str(tmp_path / name)
+        shutil.copytree(run["tables"][name], uri)
+        (row,) = continue_with_hudi(uri, w, logs_dir=str(tmp_path / "_jvm"))
+        assert row["batch"] == 2 and row["peer_writer"].startswith("hudi ")
+        assert row["table_records"] == want.num_rows
+        assert api.verify(uri, spark=spark) == [], name
+        ours = pa.Table.from_pandas(read_snapshot(uri), preserve_index=False)
+        ht = hudi.HudiTableBuilder.from_base_uri(uri).build()
+        theirs = pa.Table.from_batches(ht.read(), schema=ht.get_schema_with_meta_fields())
+        for got in (ours, theirs):
+            d = difference(want, got)
+            assert d["read"] == d["expected"] and d["missing"] == d["unexpected"] == \
+                d["differ"] == d["duplicates"] == 0, (name, d)
+        if name == "bloom-cow":  # Hudi's lookup found batch 2's existing keys in our files
+            assert row["true_positives"] == row["updates"] > 0
+
+
+def test_hudi_refuses_to_continue_a_table_it_cannot_probe(tmp_path):
+    """bloom with pybloom-live's bit positions (the default): one line, nothing run."""
+    import workloads
+    from indexbench.hudi_continue import continue_with_hudi
+    from tableformat.table import Table, TableConfig
+
+    uri = str(tmp_path / "t")
+    Table.create_or_open(uri, TableConfig(name="t", record_key_field="key",
+                                          partition_field="dt", ordering_field="ts",
+                                          index_name="bloom", index_type="BLOOM"))
+    before = sorted(os.listdir(os.path.join(uri, ".hoodie")))
+    with pytest.raises(TableConfigError, match="indexbench.bloom.hash=hudi"):
+        continue_with_hudi(uri, workloads.Workload(initial_records=10, batches=1,
+                                                   batch_size=5))
+    assert sorted(os.listdir(os.path.join(uri, ".hoodie"))) == before  # nothing written
+
+
+def test_our_writer_refuses_a_table_hudis_writer_made_in_one_line(tmp_path, capsys):
+    from indexbench import cli
+
+    uri = tmp_path / "h" / ".hoodie"
+    uri.mkdir(parents=True)
+    (uri / "hoodie.properties").write_text(
+        "hoodie.table.name=h\nhoodie.table.version=6\nhoodie.table.recordkey.fields=key\n"
+        "hoodie.table.partition.fields=dt\nhoodie.table.ordering.fields=ts\n")
+    before = sorted(p.name for p in uri.iterdir())
+    rc = cli.main(["run", "--index", "simple-bucket", "--table", str(tmp_path / "h"),
+                   "--initial-records", "10", "--batches", "1", "--batch-size", "5",
+                   "--out", str(tmp_path / "o")])
+    err = capsys.readouterr().err
+    assert rc == 2 and err.count("\n") == 1 and "written by Hudi's own writer" in err
+    assert sorted(p.name for p in uri.iterdir()) == before  # nothing written
+

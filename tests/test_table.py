@@ -59,7 +59,7 @@ def test_properties_hold_config_and_refuse_another_identity(tmp_path):
     text = (tmp_path / "t" / ".hoodie" / "hoodie.properties").read_text()
     for line in ("hoodie.table.recordkey.fields=key", "hoodie.table.partition.fields=dt",
                  "hoodie.table.precombine.field=ts", "hoodie.index.type=BLOOM",
-                 "hoodie.table.type=COPY_ON_WRITE", "hoodie.x=1"):
+                 "hoodie.table.type=COPY_ON_WRITE", "indexbench.param.hoodie.x=1"):
         assert line in text
     assert Table(uri).config == config()
     with pytest.raises(TableConfigError, match="indexbench.index.name"):
@@ -164,11 +164,11 @@ def test_properties_are_hudis_with_checksum_and_java_escapes(tmp_path):
     for line in ("hoodie.table.version=6", "hoodie.timeline.layout.version=1",
                  "hoodie.table.timeline.timezone=UTC", "hoodie.archivelog.folder=archived",
                  "hoodie.partition.metafile.use.base.format=false",
-                 r"hoodie.x=a\=b\:c\#d \u00FC", r"hoodie.table.name=my t\:1"):
+                 r"indexbench.param.hoodie.x=a\=b\:c\#d \u00FC", r"hoodie.table.name=my t\:1"):
         assert line in text.splitlines()
     assert text.splitlines()[-1] == f"hoodie.table.checksum={zlib.crc32(b'.my t:1')}"
     assert Table(str(tmp_path / "t")).config == cfg  # round trip, Hudi's keys not params
-    assert hp.parse(text)["hoodie.x"] == "a=b:c#d ü"
+    assert hp.parse(text)["indexbench.param.hoodie.x"] == "a=b:c#d ü"
 
 
 def test_commit_metadata_is_hudis_and_partitions_get_their_metafile(tmp_path):
@@ -248,3 +248,21 @@ def test_write_handle_millis_become_hudis_runtime_stats_and_the_straggler_column
     assert WriteTotals.from_stats(stats).write_task_max_s == 1.7
     assert WriteTotals.from_stats([{**stats[0], "totalCreateTime": None,
                                     "totalUpsertTime": None}]).write_task_max_s is None
+
+
+def test_a_table_written_with_bare_hoodie_parameter_keys_reads_as_before(tmp_path):
+    """Tables written before parameters moved under indexbench.param. keep their bare
+    hoodie.* keys: read back as the same parameters."""
+    from tableformat import hoodie_properties as hp
+    from tableformat.table import PARAM_PREFIX
+
+    uri = tmp_path / "t"
+    cfg = config(index_params={"hoodie.x": "1", "indexbench.y": "2"})
+    Table.create_or_open(str(uri), cfg)
+    path = uri / ".hoodie" / "hoodie.properties"
+    props = hp.parse(path.read_text())
+    assert props[PARAM_PREFIX + "hoodie.x"] == "1" and "hoodie.x" not in props
+    assert props["indexbench.y"] == "2"  # the project's own keys stay as they are
+    props["hoodie.x"] = props.pop(PARAM_PREFIX + "hoodie.x")
+    path.write_text(hp.render(props))
+    assert Table(str(uri)).config == cfg

@@ -68,6 +68,10 @@ class BloomIndex(RecordIndex):
         note="Hudi's filters use Hadoop's murmur bit positions (indexbench.bloom.hash=hudi "
              "gives ours the same); the tree-based, bucketized lookup is Hudi's default",
         fidelity_params=(("indexbench.bloom.hash", "hudi"),),
+        continue_refusal=lambda index: None if index.params["hashing"] != PYBLOOM else (
+            "its footer filters hold pybloom-live's bit positions, which Hudi's bloom "
+            "index cannot probe (it would miss keys and write them again); make the "
+            "table with indexbench.bloom.hash=hudi"),
         explained=tuple((check, "cow", "copy-on-write small files are topped up in Hudi's file-"
                          "system view order, a HashSet of its random file ids, ours in "
                          "creation order: other files fill (docs/fidelity.md#bloom)")

@@ -14,6 +14,7 @@ look at it. A reloaded filter hashes as the hash-type byte of its header says.
 from __future__ import annotations
 
 import base64
+import math
 import struct
 from collections.abc import Sequence
 from typing import Any, NamedTuple
@@ -167,24 +168,31 @@ def read_filter(text: str, type_code: str | None = None) -> Decoded:
         return k, hash_type, m, bits
 
     raw_rows: list[tuple[int, int, int, bytes]] = []
+    nr = hudi_current = 0
     if code == SIMPLE:
         raw_rows.append(read_row())
     else:
         outer = read_header()  # the outer InternalFilter header (same k, m as the rows)
-        nr, _current, n_rows = read(">iii")
+        nr, hudi_current, n_rows = read(">iii")
         raw_rows.extend(read_row() for _ in range(n_rows))
         if any((k, t, m) != outer for k, t, m, _ in raw_rows):
             raise ValueError("bloom filter rows disagree with the filter's header")
     if not raw_rows or len({(k, t, m) for k, t, m, _ in raw_rows}) != 1:
         raise ValueError("bloom filter rows of different shapes or hashings")
     hashing = _HASHING_OF_TYPE[raw_rows[0][1]]
-    if data[off : off + 4] != _TRAILER_MAGIC:
+    if data[off : off + 4] == _TRAILER_MAGIC:
+        off += 4
+        (ver, fpp, num_entries, max_entries, current, reached, cursor, n_rows) = read(
+            ">idiqq?qi")
+        if ver != _TRAILER_VERSION or n_rows != len(raw_rows):
+            raise ValueError("inconsistent bloom filter trailer")
+        counts = read(f">{n_rows}q")
+    elif hashing == PYBLOOM:
         raise ValueError("bloom filter lacks indexbench's trailer")
-    off += 4
-    (ver, fpp, num_entries, max_entries, current, reached, cursor, n_rows) = read(">idiqq?qi")
-    if ver != _TRAILER_VERSION or n_rows != len(raw_rows):
-        raise ValueError("inconsistent bloom filter trailer")
-    counts = read(f">{n_rows}q")
+    else:  # Hudi's own writer made it (a table Hudi's writer continued)
+        k, _t, m, _bits = raw_rows[0]
+        (fpp, num_entries, max_entries, current, reached, cursor, counts) = _hudi_state(
+            code, k, m, raw_rows, nr, hudi_current)
     rows: list[Any] = []
     for (k, _t, m, bits), c in zip(raw_rows, counts, strict=True):
         if hashing == PYBLOOM:
@@ -211,6 +219,28 @@ def read_filter(text: str, type_code: str | None = None) -> Decoded:
             cursor=cursor,
         )
     return Decoded(code, num_entries, fpp, max_entries, hashing, rows, policy)
+
+
+def _hudi_state(code: str, k: int, m: int, raw_rows: list, nr: int, current: int
+                ) -> tuple[float, int, int, int, bool, int, list[int]]:
+    """What a filter of Hudi's own writer does not store beside its bits (indexbench's
+    trailer does): the entries each row was sized for (``nr`` for DYNAMIC_V0, else the
+    keys the bits say at most: ``m ln 2 / k``), the false-positive rate those give
+    (Hudi's sizing inverted: ``exp(-m ln^2 2 / n)``), and the keys in each row (full
+    rows but the last, which holds ``current``; a SIMPLE row: the bits' estimate).
+    Probing needs the bits only; these keep the filter's shape for adds."""
+    ln2 = math.log(2)
+    entries = nr if nr > 0 else max(1, round(m * ln2 / k))
+    fpp = math.exp(-m * ln2 * ln2 / entries)
+    if code == SIMPLE:
+        ones = bitarray.bitarray(endian="little")
+        ones.frombytes(raw_rows[0][3])
+        x = min(ones.count(1), m - 1)
+        counts = [round(-m / k * math.log(1 - x / m))]
+        return fpp, entries, entries, counts[0], False, 0, counts
+    n = len(raw_rows)
+    counts = [entries] * (n - 1) + [current]
+    return fpp, entries, entries * n, current, False, 0, counts
 
 
 def footer_entries(type_code: str, text: str) -> dict[str, str]:

@@ -244,6 +244,14 @@ def write_hashing_config(table: Table, config: HashingConfig) -> bool:
     return True
 
 
+def write_initial_config(table: Table, initial: HashingConfig) -> bool:
+    """Version 0's file, as Hudi's writer stores it: only when the table has rules. With
+    none Hudi writes no ``.hashing_meta`` (the table is a simple bucket index's), and its
+    reader refuses a stored config whose expressions are empty ("Invalid regex
+    expression format", found when Hudi's reader first read our tables)."""
+    return bool(initial.expressions) and write_hashing_config(table, initial)
+
+
 def checked_config(table: Table, snapshot: Snapshot, initial: HashingConfig) -> HashingConfig:
     """The version to route with, as Hudi's writer loads it from ``.hashing_meta``, after
     checking it is the one the timeline says (a disagreement would misroute: refused)."""
@@ -314,7 +322,7 @@ def stored_config_problems(table: Table, snapshot: Snapshot,
     stored = stored_configs(table)
     versions = {i: HashingConfig.from_json(snapshot.extra[i][HASHING_CONFIG_KEY], i)
                 for i in snapshot.completed if snapshot.extra.get(i, {}).get(HASHING_CONFIG_KEY)}
-    if snapshot.completed:
+    if snapshot.completed and initial.expressions:  # else none is stored (above)
         versions[INITIAL_INSTANT] = initial
     pending = set(table.pending_instants())
     for instant, want in sorted(versions.items()):

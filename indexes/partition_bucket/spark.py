@@ -28,6 +28,7 @@ from indexes.partition_bucket.core import (
     rescale_extra,
     stored_config_problems,
     write_hashing_config,
+    write_initial_config,
 )
 
 
@@ -48,7 +49,7 @@ class PartitionBucketSpark(BucketRescaleSpark):
         commit records its version and the counts of the partitions it wrote."""
         config = self._routed.get(ctx.instant) or self.index.config_in_force(
             ctx.table.snapshot())
-        write_hashing_config(ctx.table, self.index.initial_config())
+        write_initial_config(ctx.table, self.index.initial_config())
         return commit_metadata(config, (s["partitionPath"] for s in ctx.write_stats))
 
     def after_commit(self, instant: str, ok: bool) -> dict[str, float]:
@@ -64,7 +65,7 @@ class PartitionBucketSpark(BucketRescaleSpark):
         ``<instant>.hashing_config`` is written now, before it completes (a rescale
         that dies first leaves a config no loader takes, which the rollback deletes)."""
         config = pending.plan.config.with_instant(pending.instant)
-        write_hashing_config(table, self.index.initial_config())
+        write_initial_config(table, self.index.initial_config())
         write_hashing_config(table, config)
         work = pending.work
         work.extra_metadata = {**work.extra_metadata, **rescale_extra(config)}
