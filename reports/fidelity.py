@@ -27,6 +27,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
@@ -38,7 +39,7 @@ import pandas as pd
 import pyarrow as pa
 
 import indexes
-from peers.hudi_logs import commit_figures
+from peers.hudi_logs import commit_figures, completed_instants, read_instant, write_stats
 from tableformat import basefile as bf
 from tableformat.slice_reader import read_file_group
 from tableformat.table import Table
@@ -91,6 +92,13 @@ HELD = {
 }
 PLACED = Check("records placed alike", 0.0, "share of records whose file group holds "
                "the same keys on both sides (1 = every record)")
+# an index kept on disk beside Hudi's record-level index (the metadata table's
+# record_index partition): both in their own format by design, so shown, not judged
+INDEX_BYTES = Check("index bytes per key", None, "ours: index_disk_bytes; Hudi's: the "
+                    "live files of .hoodie/metadata/record_index; per record in the table")
+RECORD_INDEX = "record_index"
+_MDT_LOG = re.compile(r"^\.(?P<fid>.+)_(?P<base>\d{17})\.log\.\d+_")
+_MDT_BASE = re.compile(r"^(?P<fid>.+?)_[^_]+_(?P<base>\d{17})\.hfile$")
 
 
 def _num(value: Any) -> float:
@@ -157,6 +165,44 @@ def _held(table: Table, instant: str) -> dict[str, Any]:
         groups.setdefault(s.partition, []).append(int(s.num_records))
     return {"base_files": dict(bases),
             "records_per_group": {p: sorted(v) for p, v in groups.items()}}
+
+
+def record_index_bytes(table: str, instant: str) -> int | None:
+    """Bytes of Hudi's record-level index as of a data-table instant: the files of the
+    metadata table's ``record_index`` partition its commits up to that instant wrote
+    (each at its latest size), of each file group's latest slice. None without one."""
+    mdt = os.path.join(table, ".hoodie", "metadata")
+    if not os.path.isdir(os.path.join(mdt, RECORD_INDEX)):
+        return None
+    sizes: dict[str, int] = {}
+    for i, _action, path in completed_instants(mdt):
+        if i > instant:
+            break
+        for stat in write_stats(read_instant(path)):
+            if stat.get("partitionPath") == RECORD_INDEX and stat.get("path"):
+                sizes[os.path.basename(stat["path"])] = int(stat.get("fileSizeInBytes") or 0)
+    latest: dict[str, str] = {}
+    slices: list[tuple[str, str, int]] = []
+    for name, size in sizes.items():
+        m = _MDT_LOG.match(name) or _MDT_BASE.match(name)
+        if m:
+            slices.append((m["fid"], m["base"], size))
+            latest[m["fid"]] = max(latest.get(m["fid"], ""), m["base"])
+    return sum(size for fid, base, size in slices if base == latest[fid])
+
+
+def _index_bytes_row(pair: Pair, b: int, theirs: str) -> dict[str, Any] | None:
+    hudi = record_index_bytes(pair.hudi.root, theirs)
+    our_row = pair.our_rows[pair.our_rows["batch"] == b]
+    hudi_row = pair.hudi_rows[pair.hudi_rows["batch"] == b]
+    if hudi is None or "index_disk_bytes" not in our_row.columns:
+        return None
+    ours = _num(our_row["index_disk_bytes"].iloc[0]) / max(
+        _num(our_row["table_records"].iloc[0]), 1)
+    per_key = hudi / max(_num(hudi_row["table_records"].iloc[0]), 1)
+    return _row(pair, b, INDEX_BYTES, ours, per_key,
+                detail=f"ours {_num(our_row['index_disk_bytes'].iloc[0]):,.0f} B, "
+                       f"Hudi's record_index {hudi:,} B")
 
 
 def _largest_gap(ours: dict[str, list[int]], hudi: dict[str, list[int]]) -> float:
@@ -297,6 +343,9 @@ def check_pair(pair: Pair) -> list[dict[str, Any]]:
                    if differ else "")
         row["status"] = FAIL if differ else PASS
         out.append(row)
+        indexed = _index_bytes_row(pair, b, theirs)
+        if indexed is not None:
+            out.append(indexed)
         gap = _largest_gap(ours_held["records_per_group"], hudi_held["records_per_group"])
         row = _row(pair, b, HELD["records_per_group"], gap, math.nan,
                    detail="file group counts differ" if math.isinf(gap) else "")
@@ -458,8 +507,9 @@ def summary_table(checks: pd.DataFrame) -> pd.DataFrame:
 # every check's name (what a counterpart's ``judged`` and ``explained`` refer to)
 CHECKS = tuple(dict.fromkeys(c.name for c in (*COMMITTED.values(), *LOGGED.values(),
                                               *COMPACTED.values(), *LOOKUP.values(),
-                                              *HELD.values(), PLACED)))
+                                              *HELD.values(), PLACED, INDEX_BYTES)))
 
 __all__ = ["CHECKS", "COLUMNS", "EXPLAINED", "FAIL", "FIDELITY_CSV", "FIDELITY_MD", "INFO",
-           "PASS", "Check", "Pair", "check_pair", "check_pairs", "check_run", "judge",
-           "markdown", "pairs_of_run", "placement", "summary", "summary_table", "with_sim"]
+           "INDEX_BYTES", "PASS", "RECORD_INDEX", "Check", "Pair", "check_pair", "check_pairs",
+           "check_run", "judge", "markdown", "pairs_of_run", "placement", "record_index_bytes",
+           "summary", "summary_table", "with_sim"]

@@ -119,14 +119,15 @@ def _open(fs: pafs.FileSystem, path: str) -> CountingReader:
     return CountingReader(fs.open_input_file(path))
 
 
-# parquet-mr's Avro write support (Hudi's writer) stores the Avro schema in every footer;
-# this project's writer (pyarrow) never does
-HUDI_WRITER_FOOTER = "parquet.avro.schema"
+# Parquet's created_by, which read_footer adds: Hudi's writer (parquet-mr, through its
+# Avro write support or Spark's row writer in a compaction) says "parquet-mr version
+# ..."; this project's (pyarrow) "parquet-cpp-arrow version ..."
+CREATED_BY = "_created_by"
 
 
 def written_by_hudi(footer: dict[str, str]) -> bool:
     """Whether Hudi's own writer wrote a base file (its footer, :func:`read_footer`)."""
-    return HUDI_WRITER_FOOTER in footer
+    return footer.get(CREATED_BY, "").startswith("parquet-mr")
 
 
 def read_footer(fs: pafs.FileSystem, path: str, stats: IOStats | None = None) -> dict[str, str]:
@@ -137,6 +138,7 @@ def read_footer(fs: pafs.FileSystem, path: str, stats: IOStats | None = None) ->
         kv = {k.decode(): v.decode() for k, v in (md.metadata or {}).items()
               if k != b"ARROW:schema"}
         kv["_num_rows"] = str(md.num_rows)
+        kv[CREATED_BY] = md.created_by or ""
     finally:
         reader.close()
     if stats is not None:

@@ -34,12 +34,28 @@ def list_files(fs: pafs.FileSystem, path: str, recursive: bool = False) -> list[
     return [i for i in fs.get_file_info(sel) if i.type == pafs.FileType.File]
 
 
-def write_bytes_atomic(fs: pafs.FileSystem, path: str, data: bytes) -> None:
-    """Write to a temporary name, then rename: readers see all of it or nothing."""
+def write_bytes_atomic(fs: pafs.FileSystem, path: str, data: bytes,
+                       mtime: float | None = None) -> None:
+    """Write to a temporary name, then rename: readers see all of it or nothing.
+    ``mtime`` (seconds since the epoch): the file's modification time, set before the
+    rename where the file system lets a writer set it (:func:`set_mtime`)."""
     tmp = f"{path}.tmp-{os.getpid()}"
     with fs.open_output_stream(tmp) as out:
         out.write(data)
+    if mtime is not None:
+        set_mtime(fs, tmp, mtime)
     fs.move(tmp, path)
+
+
+def set_mtime(fs: pafs.FileSystem, path: str, seconds: float) -> bool:
+    """Set a file's modification time where the file system allows it (a local one, also
+    under a sub-tree); returns whether it did. Object stores stamp their own."""
+    while isinstance(fs, pafs.SubTreeFileSystem):
+        path, fs = f"{fs.base_path.rstrip('/')}/{path.lstrip('/')}", fs.base_fs
+    if not isinstance(fs, pafs.LocalFileSystem):
+        return False
+    os.utime(path, (seconds, seconds))
+    return True
 
 
 def read_bytes(fs: pafs.FileSystem, path: str) -> bytes:

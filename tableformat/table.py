@@ -517,8 +517,14 @@ class Table:
             names = self._delete_strays(instant, partition, body)
             partition_meta.ensure(self.fs, self.root, partition, instant, names)
         self._delete_unlisted_logs(instant, body)
+        # completed at its own instant: Hudi 1.x takes a version-6 instant's completion
+        # time from its file's modification time (InstantGeneratorV1), and this table's
+        # benchmark clock (new_instant) is not the wall clock. With the wall clock's
+        # mtime every delta commit "completed" after a later compaction was requested,
+        # and Hudi's time travel to an instant before that compaction left the logs out
         tfs.write_bytes_atomic(self.fs, tfs.join(self.meta, f"{instant}.{action}"),
-                               json.dumps(body, indent=2).encode())
+                               json.dumps(body, indent=2).encode(),
+                               mtime=parse_instant(instant) / 1000)
         delete_markers(self.fs, self.root, instant)
 
     def _delete_unlisted_logs(self, instant: str, metadata: dict) -> None:
@@ -635,7 +641,8 @@ class Table:
         deleted, _ = delete_instant_files(self, pending)
         rb = self.new_instant()
         tfs.write_bytes_atomic(self.fs, tfs.join(self.meta, f"{rb}.{ROLLBACK}"), json.dumps(
-            {"rolledBackInstants": pending, "deletedFiles": deleted}, indent=2).encode())
+            {"rolledBackInstants": pending, "deletedFiles": deleted}, indent=2).encode(),
+            mtime=parse_instant(rb) / 1000)  # completed at its instant, as commits
         delete_timeline_files(self, pending)
         return deleted
 

@@ -69,3 +69,30 @@ def test_a_bucket_drawn_no_key_gets_no_file_and_keys_find_theirs_again():
     assert len(routes.file_ids) == 1 + int((drawn[1:] > 0).sum())
     found = routes.file_of(np.arange(200), hashes)
     assert (found == files[plan.draw(hashes)]).all()
+
+
+def test_record_index_bytes_are_the_latest_slices_as_of_an_instant(tmp_path):
+    """Hudi's record-level index on disk: the record_index files its metadata table's
+    commits wrote up to the instant, each at its latest size, newest slice per group."""
+    import json
+    import os
+
+    mdt = tmp_path / ".hoodie" / "metadata"
+    (mdt / F.RECORD_INDEX).mkdir(parents=True)
+    (mdt / ".hoodie").mkdir()
+
+    def commit(instant: str, files: dict[str, int]) -> None:
+        stats = [{"partitionPath": F.RECORD_INDEX, "path": f"{F.RECORD_INDEX}/{n}",
+                  "fileSizeInBytes": size} for n, size in files.items()]
+        (mdt / ".hoodie" / f"{instant}.deltacommit").write_text(json.dumps(
+            {"partitionToWriteStats": {F.RECORD_INDEX: stats}}))
+
+    commit("00000000000000010", {"record-index-0000-0_0-1-1_00000000000000010.hfile": 1000})
+    commit("20260101000000001", {".record-index-0000-0_00000000000000010.log.1_0-1-1": 200})
+    commit("20260101000000002", {".record-index-0000-0_00000000000000010.log.1_0-1-1": 350})
+    commit("20260101000000003", {"record-index-0000-0_0-2-2_20260101000000003.hfile": 1100})
+    assert F.record_index_bytes(str(tmp_path), "20260101000000001") == 1200
+    assert F.record_index_bytes(str(tmp_path), "20260101000000002") == 1350  # appended
+    assert F.record_index_bytes(str(tmp_path), "20260101000000003") == 1100  # compacted
+    assert F.record_index_bytes(str(tmp_path / "none"), "20260101000000003") is None
+    assert os.path.isdir(mdt / F.RECORD_INDEX)

@@ -193,7 +193,8 @@ def test_a_file_without_min_max_is_compared_with_every_key(spark, tmp_path):
         data = bf.read_base_file(table.fs, path)
         footer = bf.read_footer(table.fs, path)
         kept = {k: v for k, v in footer.items()
-                if k not in (bf.MIN_KEY_FOOTER, bf.MAX_KEY_FOOTER, "_num_rows")}
+                if k not in (bf.MIN_KEY_FOOTER, bf.MAX_KEY_FOOTER, "_num_rows",
+                             bf.CREATED_BY)}
         bf.write_base_file(table.fs, path, data, kept)
         other = [o for o in table.snapshot().slices.values() if o.file_id != s.file_id][0]
         ranged = bf.read_footer(table.fs, table.abs_path(other.path))

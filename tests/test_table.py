@@ -266,3 +266,26 @@ def test_a_table_written_with_bare_hoodie_parameter_keys_reads_as_before(tmp_pat
     props["hoodie.x"] = props.pop(PARAM_PREFIX + "hoodie.x")
     path.write_text(hp.render(props))
     assert Table(str(uri)).config == cfg
+
+
+def test_a_completed_instant_is_stamped_with_its_own_time(tmp_path):
+    """Hudi 1.x reads a version-6 instant's completion time from its file's mtime: ours
+    is the instant itself (benchmark clock), set before the rename, also through a
+    sub-tree file system; requested and inflight files keep the wall clock."""
+    import pyarrow.fs as pafs
+
+    from tableformat import fs as tfs
+
+    uri = str(tmp_path / "t")
+    table = Table.create_or_open(uri, config())
+    with table:
+        instant = table.start_instant()
+        table.complete_instant(instant, {"partitionToWriteStats": {}})
+    meta = tmp_path / "t" / ".hoodie"
+    assert os.path.getmtime(meta / f"{instant}.commit") == parse_instant(instant) / 1000
+    assert os.path.getmtime(meta / f"{instant}.commit.requested") != \
+        parse_instant(instant) / 1000
+    sub = pafs.SubTreeFileSystem(str(tmp_path), pafs.LocalFileSystem())
+    (tmp_path / "f").write_bytes(b"x")
+    assert tfs.set_mtime(sub, "f", 1_000_000.0) and os.path.getmtime(tmp_path / "f") == 1e6
+    assert not tfs.set_mtime(pafs._MockFileSystem(), "f", 1.0)
