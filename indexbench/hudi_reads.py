@@ -34,9 +34,9 @@ import pyarrow.compute as pc
 import workloads
 from indexbench.batches import BATCH_KEY
 from peers import hudi as hudi_peer
+from tableformat import basefile as bf
 from tableformat.errors import IndexBenchError
-from tableformat.slice_reader import read_slice
-from tableformat.table import Table
+from tableformat.table import Snapshot, Table
 from tableformat.table_type import MERGE_ON_READ, short_name
 from workloads.oracle import BATCH, Oracle, difference
 
@@ -48,9 +48,8 @@ COLUMNS = ["table", "index", "table_type", "query", "batch", "instant", "expecte
 PASS, FAIL = "pass", "fail"
 
 
-def batch_instants(table: Table) -> dict[int, str]:
+def batch_instants(snap: Snapshot) -> dict[int, str]:
     """Batch number -> the instant of our commit that wrote it."""
-    snap = table.snapshot()
     return {int(extra[BATCH_KEY]): instant for instant, extra in snap.extra.items()
             if BATCH_KEY in extra}
 
@@ -64,12 +63,10 @@ def _with_commit_time(state: pa.Table, instants: Mapping[int, str]) -> pa.Table:
                                                      [], pa.string()))
 
 
-def _base_files(table: Table) -> pa.Table:
+def _base_files(table: Table, snap: Snapshot) -> pa.Table:
     """Every latest base file's rows, as this project's reader reads them."""
-    cfg = table.config
-    parts = [read_slice(table.fs, table.root, s, cfg.record_key_field, cfg.ordering_field,
-                        read_optimized=True)
-             for s in table.snapshot().slices.values() if s.path is not None]
+    parts = [bf.read_base_file(table.fs, table.abs_path(s.path))
+             for s in snap.slices.values() if s.path is not None]
     parts = [p for p in parts if p.num_rows]
     if not parts:
         return pa.table({c: pa.array([], pa.string()) for c in ("key", "dt", "payload")})
@@ -81,17 +78,18 @@ def _not_versions(rows: pa.Table, oracle: Oracle) -> int:
     """Rows whose (key, ts) the oracle never held live."""
     if not rows.num_rows:
         return 0
-    versions = oracle.versions().group_by(["key", "ts"]).aggregate([])
+    versions = oracle.versions()
     hit = rows.select(["key", "ts"]).join(versions.append_column(
         "_v", pa.array(np.ones(versions.num_rows, bool))), keys=["key", "ts"])
     return int(rows.num_rows - pc.sum(pc.is_valid(hit.column("_v"))).as_py())
 
 
-def check_table(path: str, index: str, table_type: str, w: workloads.Workload,
-                oracle: Oracle, logs_dir: str) -> list[dict[str, Any]]:
+def check_table(table: Table, index: str, table_type: str, oracle: Oracle,
+                logs_dir: str) -> list[dict[str, Any]]:
     """The four queries of one of our tables, each against its oracle."""
-    table = Table(path)
-    instants = batch_instants(table)
+    path = table.uri
+    snap = table.snapshot()
+    instants = batch_instants(snap)
     if not instants:
         return []
     last = max(instants)
@@ -113,17 +111,15 @@ def check_table(path: str, index: str, table_type: str, w: workloads.Workload,
         base_only = query == hudi_peer.READ_OPTIMIZED and table_type == short_name(
             MERGE_ON_READ)
         if base_only:
-            expected, source = _base_files(table), "base files (our reader)"
+            expected, source = _base_files(table, snap), "base files (our reader)"
         elif query == hudi_peer.INCREMENTAL:
             expected, source = oracle.changed_after(middle, last), "oracle"
         else:
             expected, source = oracle.state(batch), "oracle"
         if source == "oracle":
             expected = _with_commit_time(expected, instants)
-        diff = difference(expected, got)
-        commit = difference(expected, got, ("key", COMMIT_TIME))["differ"] \
-            if COMMIT_TIME in expected.column_names and COMMIT_TIME in got.column_names \
-            else 0
+        diff = difference(expected, got, separate=(COMMIT_TIME,))
+        commit = diff.pop(f"differ_{COMMIT_TIME}", 0)
         not_version = _not_versions(got, oracle) if base_only else 0
         bad = diff["missing"] + diff["unexpected"] + diff["differ"] + diff["duplicates"] \
             + commit + not_version
@@ -133,15 +129,15 @@ def check_table(path: str, index: str, table_type: str, w: workloads.Workload,
     return rows
 
 
-def _our_tables(run: Mapping[str, Any]) -> list[tuple[str, str, str]]:
-    """(path, index, cow/mor) of every kept table of ours in a run."""
+def _our_tables(run: Mapping[str, Any]) -> list[tuple[Table, str, str]]:
+    """(table, index, cow/mor) of every kept table of ours in a run."""
     out = []
     for name, path in sorted((run.get("tables") or {}).items()):
         if not os.path.isdir(path):
             continue
         table = Table(path)
         index = table.config.index_name or name
-        out.append((path, index, short_name(table.config.table_type)))
+        out.append((table, index, short_name(table.config.table_type)))
     return out
 
 
@@ -157,12 +153,11 @@ def check(run_dir: str) -> pd.DataFrame:
     if not tables:
         raise IndexBenchError(f"{run_dir}: no kept table of ours (run compare with "
                               "--keep-tables)")
-    w = workloads.Workload(**run["workload"])
-    oracle = Oracle(w)
+    oracle = Oracle(workloads.Workload(**run["workload"]))
     logs_dir = os.path.join(run_dir, "hudi-reads")
     os.makedirs(logs_dir, exist_ok=True)
-    rows = [r for path, index, tt in tables
-            for r in check_table(path, index, tt, w, oracle, logs_dir)]
+    rows = [r for table, index, tt in tables
+            for r in check_table(table, index, tt, oracle, logs_dir)]
     out = pd.DataFrame(rows, columns=COLUMNS)
     out.to_csv(os.path.join(run_dir, READS_CSV), index=False)
     with open(os.path.join(run_dir, READS_MD), "w") as f:

@@ -167,36 +167,48 @@ def _held(table: Table, instant: str) -> dict[str, Any]:
             "records_per_group": {p: sorted(v) for p, v in groups.items()}}
 
 
-def record_index_bytes(table: str, instant: str) -> int | None:
-    """Bytes of Hudi's record-level index as of a data-table instant: the files of the
-    metadata table's ``record_index`` partition its commits up to that instant wrote
-    (each at its latest size), of each file group's latest slice. None without one."""
+def record_index_sizes(table: str) -> list[tuple[str, int]] | None:
+    """(metadata-table instant, bytes of Hudi's record-level index after it), oldest
+    first, in one pass over the metadata table's commits: the files of its
+    ``record_index`` partition they wrote, each at its latest size, of each file
+    group's latest slice. None without a record-level index."""
     mdt = os.path.join(table, ".hoodie", "metadata")
     if not os.path.isdir(os.path.join(mdt, RECORD_INDEX)):
         return None
-    sizes: dict[str, int] = {}
+    files: dict[str, tuple[str, str, int]] = {}  # name -> (file group, base instant, bytes)
+    latest: dict[str, str] = {}  # file group -> its newest slice's base instant
+    out = []
     for i, _action, path in completed_instants(mdt):
-        if i > instant:
-            break
         for stat in write_stats(read_instant(path)):
-            if stat.get("partitionPath") == RECORD_INDEX and stat.get("path"):
-                sizes[os.path.basename(stat["path"])] = int(stat.get("fileSizeInBytes") or 0)
-    latest: dict[str, str] = {}
-    slices: list[tuple[str, str, int]] = []
-    for name, size in sizes.items():
-        m = _MDT_LOG.match(name) or _MDT_BASE.match(name)
-        if m:
-            slices.append((m["fid"], m["base"], size))
-            latest[m["fid"]] = max(latest.get(m["fid"], ""), m["base"])
-    return sum(size for fid, base, size in slices if base == latest[fid])
+            if stat.get("partitionPath") != RECORD_INDEX or not stat.get("path"):
+                continue
+            name = os.path.basename(stat["path"])
+            m = _MDT_LOG.match(name) or _MDT_BASE.match(name)
+            if m:
+                files[name] = (m["fid"], m["base"], int(stat.get("fileSizeInBytes") or 0))
+                latest[m["fid"]] = max(latest.get(m["fid"], ""), m["base"])
+        out.append((i, sum(size for fid, base, size in files.values() if base == latest[fid])))
+    return out
 
 
-def _index_bytes_row(pair: Pair, b: int, theirs: str) -> dict[str, Any] | None:
-    hudi = record_index_bytes(pair.hudi.root, theirs)
+def _as_of(sizes: list[tuple[str, int]], instant: str) -> int:
+    """The size after the newest metadata-table instant at or before ``instant``."""
+    return next((size for i, size in reversed(sizes) if i <= instant), 0)
+
+
+def record_index_bytes(table: str, instant: str) -> int | None:
+    """Bytes of Hudi's record-level index as of a data-table instant (None: none)."""
+    sizes = record_index_sizes(table)
+    return None if sizes is None else _as_of(sizes, instant)
+
+
+def _index_bytes_row(pair: Pair, b: int, theirs: str, sizes: list[tuple[str, int]]
+                     ) -> dict[str, Any] | None:
     our_row = pair.our_rows[pair.our_rows["batch"] == b]
     hudi_row = pair.hudi_rows[pair.hudi_rows["batch"] == b]
-    if hudi is None or "index_disk_bytes" not in our_row.columns:
+    if "index_disk_bytes" not in our_row.columns:
         return None
+    hudi = _as_of(sizes, theirs)
     ours = _num(our_row["index_disk_bytes"].iloc[0]) / max(
         _num(our_row["table_records"].iloc[0]), 1)
     per_key = hudi / max(_num(hudi_row["table_records"].iloc[0]), 1)
@@ -315,6 +327,7 @@ def check_pair(pair: Pair) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     mor = pair.table_type == "mor"
     batches = sorted(set(pair.our_rows["batch"]) & set(pair.hudi_rows["batch"]))
+    rli_sizes = record_index_sizes(pair.hudi.root)  # read once, not once a batch
     for b in batches:
         mine, theirs = _instant_of(pair.our_rows, b), _instant_of(pair.hudi_rows, b)
         if mine not in dict(pair.our_timeline) or theirs not in dict(pair.hudi_timeline):
@@ -343,8 +356,8 @@ def check_pair(pair: Pair) -> list[dict[str, Any]]:
                    if differ else "")
         row["status"] = FAIL if differ else PASS
         out.append(row)
-        indexed = _index_bytes_row(pair, b, theirs)
-        if indexed is not None:
+        indexed = rli_sizes is not None and _index_bytes_row(pair, b, theirs, rli_sizes)
+        if indexed:
             out.append(indexed)
         gap = _largest_gap(ours_held["records_per_group"], hudi_held["records_per_group"])
         row = _row(pair, b, HELD["records_per_group"], gap, math.nan,
@@ -512,4 +525,4 @@ CHECKS = tuple(dict.fromkeys(c.name for c in (*COMMITTED.values(), *LOGGED.value
 __all__ = ["CHECKS", "COLUMNS", "EXPLAINED", "FAIL", "FIDELITY_CSV", "FIDELITY_MD", "INFO",
            "INDEX_BYTES", "PASS", "RECORD_INDEX", "Check", "Pair", "check_pair", "check_pairs",
            "check_run", "judge", "markdown", "pairs_of_run", "placement", "record_index_bytes",
-           "summary", "summary_table", "with_sim"]
+           "record_index_sizes", "summary", "summary_table", "with_sim"]

@@ -604,7 +604,7 @@ def test_hudi_time_travels_to_before_a_compaction_of_ours(tmp_path, spark):
     run = json.load(open(os.path.join(out, "run.json")))
     (path,) = run["tables"].values()
     snap = Table(path).snapshot()
-    instants = HR.batch_instants(Table(path))
+    instants = HR.batch_instants(Table(path).snapshot())
     compactions = [i for i, op in snap.operations.items() if op == "COMPACT"]
     assert compactions and instants[1] < compactions[0] < instants[2]
     checks = HR.check(out)

@@ -56,6 +56,7 @@ class Oracle:
     def __init__(self, workload: Workload):
         self.workload = workload
         self._states: list[pa.Table] = []  # live records (no deleted key) after each batch
+        self._versions: dict[int, pa.Table] = {}
 
     def _fold(self, upto: int) -> None:
         if not 0 <= upto <= self.workload.batches:
@@ -86,36 +87,47 @@ class Oracle:
         return s.filter(pc.greater(s.column(BATCH), begin))
 
     def versions(self, upto: int | None = None) -> pa.Table:
-        """Every (key, ts) that was ever a live version up to ``upto``: what a
-        read-optimized query may return (the version its base file was written with)."""
+        """Every (key, ts) that was ever a live version up to ``upto``, each once: what
+        a read-optimized query may return (the version its base file was written with)."""
         upto = self.workload.batches if upto is None else upto
-        self._fold(upto)
-        return pa.concat_tables([s.select(["key", "ts"]) for s in self._states[:upto + 1]])
+        if upto not in self._versions:  # each (key, ts) once, kept: tables ask again
+            self._fold(upto)
+            self._versions[upto] = pa.concat_tables(
+                [s.select(["key", "ts"]) for s in self._states[:upto + 1]]
+            ).group_by(["key", "ts"]).aggregate([])
+        return self._versions[upto]
 
 
-def difference(expected: pa.Table, read: pa.Table,
-               columns: tuple[str, ...] = COMPARED) -> dict[str, int]:
+def difference(expected: pa.Table, read: pa.Table, columns: tuple[str, ...] = COMPARED,
+               separate: tuple[str, ...] = ()) -> dict[str, int]:
     """How a read differs from what was expected, record by record on the key:
     ``missing`` (expected, not read), ``unexpected`` (read, not expected), ``differ``
     (both, another value in one of ``columns``: dt, ts, payload by default),
-    ``duplicates`` (keys read more than once)."""
+    ``duplicates`` (keys read more than once); and for each of ``separate`` that both
+    hold, ``differ_<column>`` (the same join, counted on its own)."""
     cols = [c for c in columns if c in expected.column_names and c in read.column_names]
-    e, r = expected.select(cols), read.select(cols)
+    own = [c for c in separate if c in expected.column_names and c in read.column_names]
+    e, r = expected.select(cols + own), read.select(cols + own)
     dup = r.num_rows - len(pc.unique(r.column("key")))
     joined = e.join(r, keys="key", join_type="full outer", left_suffix="_e",
                     right_suffix="_r", coalesce_keys=True)
     in_e = pc.is_valid(joined.column(cols[1] + "_e"))
     in_r = pc.is_valid(joined.column(cols[1] + "_r"))
     both = pc.and_(in_e, in_r)
+    both_np = both.to_numpy(zero_copy_only=False)
+
+    def unequal(c: str) -> np.ndarray:
+        ne = pc.fill_null(pc.not_equal(joined.column(c + "_e"), joined.column(c + "_r")), False)
+        return ne.to_numpy(zero_copy_only=False) & both_np
+
     differ = np.zeros(joined.num_rows, dtype=bool)
     for c in cols[1:]:
-        ne = pc.fill_null(pc.not_equal(joined.column(c + "_e"), joined.column(c + "_r")), False)
-        differ |= ne.to_numpy(zero_copy_only=False)
-    both_np = both.to_numpy(zero_copy_only=False)
+        differ |= unequal(c)
     return {"expected": expected.num_rows, "read": read.num_rows,
             "missing": int(pc.sum(pc.and_(in_e, pc.invert(in_r))).as_py() or 0),
             "unexpected": int(pc.sum(pc.and_(in_r, pc.invert(in_e))).as_py() or 0),
-            "differ": int((differ & both_np).sum()), "duplicates": int(dup)}
+            "differ": int(differ.sum()), "duplicates": int(dup),
+            **{f"differ_{c}": int(unequal(c).sum()) for c in own}}
 
 
 __all__ = ["BATCH", "COMPARED", "Oracle", "difference"]
