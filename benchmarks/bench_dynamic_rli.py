@@ -2,7 +2,7 @@
 
 ``DynamicRliCache`` is one partition's cache at ``INDEXBENCH_ASV_CACHE_KEYS`` resident
 keys (default 10,000,000, the size docs/indexes/dynamic-rli.md measures the cache at;
-``.ci/asv-check`` runs 2,000,000): lookups and new-key assignment of a tenth of that,
+``.ci/asv-check`` runs 500,000): lookups and new-key assignment of a tenth of that,
 and bytes per key.
 
 Skipped (``NotImplementedError`` in setup) when ``indexes.dynamic_rli`` is not there, so

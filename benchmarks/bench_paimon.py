@@ -10,7 +10,7 @@ dynamic-rli's caches are counted from their arrays (``DynamicRliCacheSize``).
 
 The tables are written by the paimon peer (``peers.paimon``, one partition, ``uniform``
 keys, ``dynamic-bucket.target-row-num`` 2,000 as dynamic-rli's default).
-``INDEXBENCH_ASV_PAIMON_KEYS`` (default 2,000,000; ``.ci/asv-check`` runs 200,000).
+``INDEXBENCH_ASV_PAIMON_KEYS`` (default 2,000,000; ``.ci/asv-check`` runs 20,000).
 Skipped without ``pypaimon`` (``pip install -e ".[peers]"``).
 """
 

@@ -7,7 +7,7 @@ keys and 10 batches of 10,000,000. The tracks are the wall seconds, the peak mem
 the work of the last batch (files read, modelled tag seconds) — the RFC-29 figures at a
 size no real run on this machine reaches. Bloom runs at Hudi's own file sizes
 (``indexbench.scale=1``). ``INDEXBENCH_ASV_SIM_SIZES=initial,batches,batch_size``
-shrinks it (``.ci/asv-check`` runs it at 200,000 keys).
+shrinks it (``.ci/asv-check`` runs it at 50,000 keys).
 """
 
 from __future__ import annotations

@@ -684,7 +684,10 @@ def cmd_fidelity(args: argparse.Namespace) -> int:
         args.sets = [f"{n}:{k}={v}" for n in names
                      for k, v in indexes.index_class(n).HUDI.fidelity_params
                      ] + list(args.sets or [])  # the run's own --set wins
-        args.peers, args.keep_tables, args.query = hudi_peer.NAME, True, False
+        # the counterparts' series only: Hudi's default index (hudi-simple) has no
+        # index of ours to check against
+        args.peers = ",".join(f"{hudi_peer.NAME}-{n}" for n in names)
+        args.keep_tables, args.query = True, False
         args.table_types = args.table_types or ["cow", "mor"]
         args.out = args.out or os.path.join("out", f"fidelity-{new_run_id()}")
         rc = cmd_compare(args)

@@ -202,7 +202,7 @@ def precombine_batch(batch: DataFrame, config: TableConfig) -> DataFrame:
 
 
 def plan_inserts(tagged: DataFrame, table: Table, snapshot: Snapshot, index: RecordIndex,
-                 spark: SparkSession, release: list | None = None
+                 spark: SparkSession, instant: str, release: list | None = None
                  ) -> tuple[DataFrame, dict[str, float], set[tuple[str, str]],
                             DataFrame | None]:
     """Records with no location go where Hudi's ``UpsertPartitioner`` sends them.
@@ -212,7 +212,9 @@ def plan_inserts(tagged: DataFrame, table: Table, snapshot: Snapshot, index: Rec
     snapshot's file sizes); then one task per partition draws each insert into a
     bucket by its key's MD5 against the buckets' weights, as Hudi does
     (:func:`tableformat.sizing.draw_buckets`), so a batch's new files overlap in key
-    range and hold about, not exactly, their planned counts. Returns
+    range and hold about, not exactly, their planned counts; a new file group's records
+    roll over into ``<prefix>-1``, ... where Hudi's create handle would
+    (:func:`tableformat.create_handle.rolled_file_ids`). Returns
     the planned records, the plan's counters, the file groups inserts go to and the
     planned inserts alone (None: no insert), which read the plan's broadcast: it is
     ``release``d only once they have been read for the last time.
@@ -242,25 +244,32 @@ def plan_inserts(tagged: DataFrame, table: Table, snapshot: Snapshot, index: Rec
     groups = {(p, fid) for p, pl in plans.items() for fid in pl.file_ids}
     if not counts:
         return tagged, stats, groups, None
-    bc = spark.sparkContext.broadcast({p: (pl.weights, pl.file_ids) for p, pl in plans.items()})
+    bc = spark.sparkContext.broadcast({p: (pl.weights, pl.file_ids, pl.topped_up)
+                                       for p, pl in plans.items()})
     if release is not None:  # the caller drops it once the planned records are written
         release.append(bc.destroy)
     fid_at = inserts.columns.index(FILE_ID_COL)
     fid_field = to_arrow_schema(inserts.schema).field(FILE_ID_COL)
+    data_cols = [c for c in inserts.columns
+                 if c not in (FILE_ID_COL, BUCKET_COL, IS_DELETED, ARRIVAL_COL)]
+    max_size, ratio = sizing_cfg.max_file_size, sizing_cfg.compression_ratio
 
     def assign(group):
         """One partition's inserts: each drawn into a bucket by its key's MD5, as Hudi's
-        ``UpsertPartitioner.getPartition`` draws it."""
-        import pyarrow as pa
-
+        ``UpsertPartitioner.getPartition`` draws it, new file groups rolled over as its
+        create handle rolls them."""
         from indexes.md5_hash import hudi_insert_hash
+        from tableformat.create_handle import rolled_file_ids
         from tableformat.sizing import draw_buckets
 
-        weights, ids = bc.value[group.column(part)[0].as_py()]
+        partition = group.column(part)[0].as_py()
+        weights, ids, first_new = bc.value[partition]
         keys = group.column(key)
-        bucket = draw_buckets(hudi_insert_hash(keys), weights, len(keys))
-        return group.set_column(fid_at, fid_field,
-                                pa.array(ids, pa.string()).take(pa.array(bucket)))
+        hashes = hudi_insert_hash(keys)
+        bucket = draw_buckets(hashes, weights, len(keys))
+        fids = rolled_file_ids(group, bucket, hashes, ids, first_new, key, partition,
+                               instant, data_cols, max_size, ratio)
+        return group.set_column(fid_at, fid_field, fids)
 
     planned = inserts.groupBy(part).applyInArrow(assign, inserts.schema)
     return updates.unionByName(planned), stats, groups, planned
@@ -574,7 +583,7 @@ def _write_instant(spark: SparkSession, table: Table, index: RecordIndex, snapsh
     try:
         if not index.assigns_inserts:
             planned, plan_counts, base_writes, inserts = plan_inserts(
-                tagged, table, snapshot, index, spark, release)
+                tagged, table, snapshot, index, spark, instant, release)
             counts.update(plan_counts)
         else:  # the groups the index itself sent inserts to
             base_writes = set(ctx.insert_groups)

@@ -60,6 +60,7 @@ class ModelTable:
     log_record_bytes: float = 0.0  # one more record in a log data block (0: record_bytes)
     log_file_bytes: float = 0.0  # a log file beyond its records (framing, schema header)
     arrow_record_bytes: float = 0.0  # a record handed to a writer (write amplification)
+    raw_record_bytes: int = 0  # a record in a Parquet writer's size estimate (0: unknown)
     table_type: str = COPY_ON_WRITE
     snapshot: Snapshot = field(default_factory=lambda: Snapshot(SliceMap(), [], 0, None, {}))
     _last: int = field(default_factory=lambda: parse_instant(FIRST_INSTANT))

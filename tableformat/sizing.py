@@ -7,7 +7,8 @@ to ``hoodie.parquet.max.file.size``, counting the room of a file in records of t
 average record size of the newest instant that wrote enough bytes (Hudi 1.x's
 ``AverageRecordSizeEstimator``: :func:`average_record_size`); what is left goes to new
 file groups of ``ceil(maxFileSize / avgRecordSize)`` records
-(``hoodie.copyonwrite.insert.auto.split``) or of ``hoodie.copyonwrite.insert.split.size``.
+(``hoodie.copyonwrite.insert.auto.split``) or of ``hoodie.copyonwrite.insert.split.size``,
+which Hudi's create handle may roll over into more (:mod:`tableformat.create_handle`).
 
 Which insert lands in which bucket is Hudi's draw (``UpsertPartitioner.getPartition``):
 ``r = floorMod(md5(key), numInserts) / numInserts`` against the buckets' cumulative
@@ -42,6 +43,7 @@ ESTIMATION_THRESHOLD = 1.0  # hoodie.record.size.estimation.threshold
 RECORD_SIZE_MAX_COMMITS = 5  # _hoodie.record.size.estimator.max.commits (Hudi 1.x)
 RECORD_SIZE_METADATA_BYTES = 0  # hoodie.record.size.estimator.average.metadata.size
 SMALL_FILE_CANDIDATES = 1  # hoodie.merge.small.file.group.candidates.limit (merge-on-read)
+COMPRESSION_RATIO = 0.1  # hoodie.parquet.compression.ratio (a create handle's roll-over)
 # the instants AverageRecordSizeEstimator reads (a completed compaction is a "commit")
 ESTIMATE_ACTIONS = frozenset({"commit", "deltacommit", "compaction"})
 
@@ -59,6 +61,7 @@ class SizingConfig:
     record_size_max_commits: int = RECORD_SIZE_MAX_COMMITS
     record_size_metadata_bytes: int = RECORD_SIZE_METADATA_BYTES
     small_file_candidates: int = SMALL_FILE_CANDIDATES
+    compression_ratio: float = COMPRESSION_RATIO
 
 
 @dataclass(frozen=True)

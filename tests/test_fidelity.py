@@ -63,7 +63,8 @@ def test_a_bucket_drawn_no_key_gets_no_file_and_keys_find_theirs_again():
     plan = InsertPlan(file_ids=["small", "new-0", "new-1"], counts=[100, 99, 1])
     drawn = np.bincount(plan.draw(hashes), minlength=3)
     routes = InsertRoutes(file_ids=["small"])
-    files, got = routes.add(0, hashes, plan)
+    files, got, ids = routes.add(0, hashes, plan)
+    assert ids == plan.file_ids
     assert got.tolist() == drawn.tolist() and got.sum() == 200
     assert files[0] == 0 and (files[1:] >= 0).tolist() == (drawn[1:] > 0).tolist()
     assert len(routes.file_ids) == 1 + int((drawn[1:] > 0).sum())

@@ -84,6 +84,7 @@ def model_table(w: workloads.Workload, config: WriteConfig, ratio: float = 0.0
     return ModelTable(rb.base_record, key_bytes=KEY_BYTES[w.key_format],
                       file_bytes=rb.base_file, log_record_bytes=rb.log_record,
                       log_file_bytes=rb.log_file, arrow_record_bytes=rb.arrow_record,
+                      raw_record_bytes=rb.raw_record,
                       table_type=config.resolved_type(None))
 
 

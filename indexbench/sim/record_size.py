@@ -25,6 +25,7 @@ from indexbench.writer import MergeSpec, meta_columns
 from tableformat import hudi_log
 from tableformat.avro_schema import avro_schema_json
 from tableformat.basefile import MAX_KEY_FOOTER, MIN_KEY_FOOTER, BaseFileName, encode_base_file
+from tableformat.create_handle import raw_bytes
 from workloads import generator as G
 
 SAMPLE_ROWS = (128, 1024)  # two file sizes: the line through them (small files fit best)
@@ -39,13 +40,17 @@ class RecordBytes:
     """Modelled bytes of a workload's records: a base file of n records is ``base_file
     + n × base_record`` bytes (before the index's footer), a log file ``log_file + n ×
     log_record``; ``arrow_record`` is one pre-combined record handed to a writer (the
-    denominator of write amplification)."""
+    denominator of write amplification); ``raw_record`` one record in Hudi's Parquet
+    writer's size estimate, which its create handle rolls over by
+    (:func:`tableformat.create_handle.raw_bytes`, the sequence number's record digits
+    left out; the sample's mean, exact where the records are of one width)."""
 
     base_record: float
     base_file: float = 0.0
     log_record: float = 0.0
     log_file: float = 0.0
     arrow_record: float = 0.0
+    raw_record: int = 0
 
     def scaled(self, ratio: float) -> RecordBytes:
         """File bytes times a calibrated ratio (``record_bytes_ratio``: a real run's
@@ -53,7 +58,8 @@ class RecordBytes:
         if not ratio or ratio == 1.0:
             return self
         return RecordBytes(self.base_record * ratio, self.base_file * ratio,
-                           self.log_record * ratio, self.log_file * ratio, self.arrow_record)
+                           self.log_record * ratio, self.log_file * ratio, self.arrow_record,
+                           self.raw_record)
 
 
 def _spark_schema_json(schema: pa.Schema) -> str:
@@ -72,6 +78,14 @@ def sample_records(w: workloads.Workload, n: int) -> pa.Table:
     rows = rows.set_column(rows.schema.get_field_index("dt"), "dt",
                            pa.repeat(rows.column("dt")[0], n))
     return rows.take(pc.sort_indices(rows.column("key")))
+
+
+def _raw_record(w: workloads.Workload) -> int:
+    """A record's raw bytes in a new base file, as the Spark planner counts them."""
+    data = sample_records(w, SAMPLE_ROWS[1])
+    raw = raw_bytes(data, "key", data.column("dt")[0].as_py(), _INSTANT, _FILE_ID,
+                    data.column_names)
+    return round(float(raw.mean()))
 
 
 def _sizes(w: workloads.Workload, n: int, block_format: str) -> tuple[int, int, int]:
@@ -99,4 +113,4 @@ def measure(w: workloads.Workload, block_format: str = "avro") -> RecordBytes:
     base, log = (b2 - b1) / d, (l2 - l1) / d
     return RecordBytes(base_record=base, base_file=max(0.0, b1 - SAMPLE_ROWS[0] * base),
                        log_record=log, log_file=max(0.0, l1 - SAMPLE_ROWS[0] * log),
-                       arrow_record=a2 / SAMPLE_ROWS[1])
+                       arrow_record=a2 / SAMPLE_ROWS[1], raw_record=_raw_record(w))

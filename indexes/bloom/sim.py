@@ -31,7 +31,7 @@ from indexes.bloom.core import (
 )
 from indexes.bloom_filter.key_check import count_file_read, count_key_check, count_theory
 from indexes.bloom_filter.serialization import text_length
-from indexes.insert_routes import InsertRoutes, draw_inserts
+from indexes.insert_routes import InsertRoutes, RollOver, draw_inserts, roll_over_model
 from indexes.md5_hash import hudi_insert_hash
 from indexes.simulation import GroupWrites, SimAdapter, SimBatch, SimChunk, SimOptions
 from tableformat import sizing
@@ -50,15 +50,17 @@ class PartitionFiles(InsertRoutes):
     ordinals: list[np.ndarray] = field(default_factory=list)  # exact mode: keys of each file
 
     def add_inserts(self, first_ordinal: int, hashes: np.ndarray, codes: np.ndarray,
-                    ordinals: np.ndarray | None, plan: sizing.InsertPlan
-                    ) -> tuple[np.ndarray, np.ndarray]:
+                    ordinals: np.ndarray | None, plan: sizing.InsertPlan,
+                    roll: RollOver | None = None
+                    ) -> tuple[np.ndarray, np.ndarray, list[str]]:
         """Route one batch's inserts by the plan, as the driver's planner does: each key
-        drawn into a bucket by its Hudi hash. Returns the file index of each bucket
-        (existing small files keep theirs; new file groups are appended; -1: a new bucket
-        drawn no key, no file) and the keys each was drawn."""
-        order, starts, bounds = draw_inserts(hashes, plan)
+        drawn into a bucket by its Hudi hash, new file groups rolled over as Hudi's
+        create handle rolls them. Returns the file index of each bucket (existing small
+        files keep theirs; new file groups are appended; -1: a new bucket drawn no key,
+        no file), the keys each was drawn and each bucket's file id."""
+        order, starts, bounds, ids, splits = draw_inserts(hashes, plan, roll)
         drawn = bounds - starts
-        files, grow = self.place(plan, drawn)
+        files, grow = self.place(ids, drawn)
         self.mins = np.concatenate([self.mins, np.full(grow, np.iinfo(np.uint64).max, np.uint64)])
         self.maxs = np.concatenate([self.maxs, np.zeros(grow, np.uint64)])
         self.nkeys = np.concatenate([self.nkeys, np.zeros(grow, np.int64)])
@@ -74,8 +76,8 @@ class PartitionFiles(InsertRoutes):
             self.nkeys[f] += len(sel)
             if ordinals is not None:
                 self.ordinals[f] = np.concatenate([self.ordinals[f], ordinals[sel]])
-        self.record(first_ordinal, plan, files)
-        return files, drawn
+        self.record(first_ordinal, plan, files, splits)
+        return files, drawn, ids
 
 
 class BloomSim(SimAdapter):
@@ -205,6 +207,7 @@ class BloomSim(SimAdapter):
         out = GroupWrites()
         key_bytes = self.model.key_bytes
         cfg = self.index.sizing()
+        roll = roll_over_model(cfg, self.model)  # Hudi's create handles
         snap = self.model.snapshot  # before this commit, as the driver's planner sees it
         avg = sizing.average_record_size(snap.commits, cfg)
         seq = len(snap.completed)  # this commit's place on the timeline (file ids)
@@ -244,11 +247,12 @@ class BloomSim(SimAdapter):
                     lambda b, p=p: sizing.new_file_id(seq, p, b))
                 self.counts["small_files_topped_up"] += plan.topped_up
                 self.counts["small_file_inserts"] += plan.small_file_inserts
-                files, drawn = pf.add_inserts(self.batch.inserts_before, hashes, codes, ords,
-                                              plan)
-                for f, k in zip(files.tolist(), drawn.tolist(), strict=True):
-                    if f >= 0:  # the plan's groups, as the driver's base_writes
-                        out.planned.add((p, pf.file_ids[f]))
+                files, drawn, ids = pf.add_inserts(self.batch.inserts_before, hashes, codes,
+                                                   ords, plan, roll)
+                planned = set(plan.file_ids)
+                for f, k, fid in zip(files.tolist(), drawn.tolist(), ids, strict=True):
+                    if f >= 0 and fid in planned:  # the plan's groups: base_writes
+                        out.planned.add((p, fid))
                     if k:  # a bucket drawn no key writes no file
                         groups.setdefault(f, [0, 0])[0] += k
                         self.filters.pop((p, f), None)  # its keys changed: rebuilt

@@ -22,7 +22,7 @@ from collections import Counter
 import numpy as np
 
 from indexes.external_kv.core import RequestModel, round_trips
-from indexes.insert_routes import InsertRoutes
+from indexes.insert_routes import InsertRoutes, roll_over_model
 from indexes.md5_hash import hudi_insert_hash
 from indexes.simulation import GroupWrites, SimAdapter, SimBatch, SimChunk, SimOptions
 from tableformat import sizing
@@ -86,6 +86,7 @@ class ExternalKvSim(SimAdapter):
                                                          b_get)
         self.counts["kv_stale_entries"] += 0  # a simulated writer never dies
         cfg = self.index.sizing()
+        roll = roll_over_model(cfg, self.model)  # Hudi's create handles
         snap = self.model.snapshot  # before this commit, as the driver's planner sees it
         avg = sizing.average_record_size(snap.commits, cfg)
         seq = len(snap.completed)
@@ -105,10 +106,12 @@ class ExternalKvSim(SimAdapter):
                     lambda b, p=p: sizing.new_file_id(seq, p, b))
                 self.counts["small_files_topped_up"] += plan.topped_up
                 self.counts["small_file_inserts"] += plan.small_file_inserts
-                files, drawn = routes.add(self.batch.inserts_before, hashes, plan)
-                for f, k in zip(files.tolist(), drawn.tolist(), strict=True):
-                    if f >= 0:  # the plan's groups, as the driver's base_writes
-                        out.planned.add((p, routes.file_ids[f]))
+                files, drawn, ids = routes.add(self.batch.inserts_before, hashes, plan,
+                                               roll)
+                planned = set(plan.file_ids)
+                for f, k, fid in zip(files.tolist(), drawn.tolist(), ids, strict=True):
+                    if f >= 0 and fid in planned:  # the plan's groups: base_writes
+                        out.planned.add((p, fid))
                     if k:  # a bucket drawn no key writes no file
                         groups.setdefault(f, [0, 0])[0] += k
             for f, (ins, upd) in sorted(groups.items()):
