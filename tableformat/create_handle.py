@@ -82,27 +82,27 @@ def raw_bytes(records: pa.Table, key_field: str, partition: str, instant: str,
 
 def _digits(n: int) -> np.ndarray:
     """Decimal digits of 0 .. n-1 (a sequence number's record number)."""
-    return np.char.str_len(np.arange(n).astype(str)).astype(np.int64) if n else \
-        np.empty(0, np.int64)
+    return np.floor(np.log10(np.maximum(np.arange(n), 1))).astype(np.int64) + 1
 
 
 def roll_over(raw: np.ndarray, max_size: int, ratio: float = COMPRESSION_RATIO) -> list[int]:
     """The records each file of one create handle gets, in order, for records of
     ``raw`` bytes each (:func:`raw_bytes`) written in that order: Hudi's ``canWrite``
-    at the counts it schedules. One loop step per size check (a few per file)."""
+    at the counts it schedules. One cumulative sum, then one loop step per size check
+    (a few per file)."""
     raw = np.asarray(raw, np.int64)
     limit = max_file_size(max_size, ratio)
+    total = np.concatenate(([0], np.cumsum(raw)))  # bytes of the first i records
     digits = np.cumsum(_digits(len(raw)))  # record numbers restart in every file
     sizes: list[int] = []
     start = 0
     while start < len(raw):
-        cum = np.cumsum(raw[start:])
-        n, check = 0, FIRST_CHECK
+        left, check = len(raw) - start, FIRST_CHECK
         while True:
-            n = min(check, len(cum))
-            if n == len(cum):
+            n = min(check, left)
+            if n == left:
                 break
-            size = int(cum[n - 1] + digits[n - 1])
+            size = int(total[start + n] - total[start] + digits[n - 1])
             avg = max(size // n, 1)
             if size > limit - 2 * avg:
                 break
@@ -121,10 +121,12 @@ def rolled_file_id(file_id: str, k: int) -> str:
 def rollover_order(hashes: np.ndarray, keys: pa.Array) -> np.ndarray:
     """The order a new file group's records reach its create handle: Hudi writes them
     as its shuffle delivers them, in no key order, so ours take the order of their
-    insert hash (the planner's MD5 draw), ties by key. Rolled-over files then overlap in
-    key range, as Hudi's do, and the simulator can find a key's file from its hash."""
-    return np.lexsort((np.asarray(pc.cast(keys, pa.string()).to_numpy(zero_copy_only=False)),
-                       np.asarray(hashes, np.int64)))
+    insert hash (the planner's MD5 draw), ties by key, sorted in Arrow. Rolled-over
+    files then overlap in key range, as Hudi's do, and the simulator can find a key's
+    file from its hash."""
+    t = pa.table({"h": np.asarray(hashes, np.int64), "k": pc.cast(keys, pa.string())})
+    return pc.sort_indices(t, sort_keys=[("h", "ascending"), ("k", "ascending")]
+                           ).to_numpy()
 
 
 def rolled_file_ids(records: pa.Table, bucket: np.ndarray, hashes: np.ndarray,
