@@ -209,10 +209,11 @@ def _index_bytes_row(pair: Pair, b: int, theirs: str, sizes: list[tuple[str, int
     if "index_disk_bytes" not in our_row.columns:
         return None
     hudi = _as_of(sizes, theirs)
-    ours = _num(our_row["index_disk_bytes"].iloc[0]) / max(
-        _num(our_row["table_records"].iloc[0]), 1)
-    per_key = hudi / max(_num(hudi_row["table_records"].iloc[0]), 1)
-    return _row(pair, b, INDEX_BYTES, ours, per_key,
+    # per live key on both sides: Hudi's snapshot count (equal to ours, `records_check`);
+    # our merge-on-read `table_records` counts a logged update once per stored copy
+    keys = max(_num(hudi_row["table_records"].iloc[0]), 1)
+    ours = _num(our_row["index_disk_bytes"].iloc[0]) / keys
+    return _row(pair, b, INDEX_BYTES, ours, hudi / keys,
                 detail=f"ours {_num(our_row['index_disk_bytes'].iloc[0]):,.0f} B, "
                        f"Hudi's record_index {hudi:,} B")
 

@@ -29,6 +29,7 @@ REPLACE = "replacecommit"
 COMPACTION = "compaction"  # pending action of a compaction; it completes as a ``commit``
 SCHEMA_KEY = "schema"  # Hudi's: the Avro schema of the data
 SPARK_SCHEMA_KEY = "indexbench.spark.schema"  # the project's: the writer's Spark schema
+PROJECT_KEY_PREFIX = "indexbench."  # every extraMetadata key our writer adds starts so
 
 # org.apache.hudi.common.model.WriteOperationType (Hudi 0.14/0.15)
 WRITE_OPERATION_TYPES = frozenset({
@@ -139,3 +140,11 @@ def hoodie_commit_metadata(metadata: Mapping[str, Any], action: str, table_name:
                                            latest_spark_schema)
     out["operationType"] = operation
     return out
+
+
+def written_by_indexbench(extra: dict) -> bool:
+    """Whether an instant's extraMetadata is our writer's: every commit it makes carries
+    a key of the project's. An instant without one was made by Hudi's own writer (a table
+    of ours it continued), which records none of our per-commit facts."""
+    return any(k.startswith(PROJECT_KEY_PREFIX) for k in extra)
+

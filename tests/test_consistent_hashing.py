@@ -18,9 +18,15 @@ from indexbench import services
 from indexbench.driver import open_table, upsert
 from indexbench.verify import verify_table
 from indexes.consistent_hashing.plan import MERGE, SPLIT, ResizePlan, plan_partition
-from indexes.consistent_hashing.ring import HASH_VALUE_MASK, Ring, committed_rings, uuid_postfix
+from indexes.consistent_hashing.ring import (
+    HASH_VALUE_MASK,
+    Ring,
+    committed_rings,
+    legacy_default_prefix,
+)
 from indexes.consistent_hashing.spark import PendingResize
 from indexes.consistent_hashing.storage import METADATA_DIR
+from tableformat.errors import TableConfigError
 from tableformat.faults import SimulatedCrash, simulated_crash
 from tableformat.table import Snapshot
 
@@ -32,9 +38,35 @@ def test_default_ring_is_hudis():
     ring = Ring.default("2026/01/02", 4)
     step = (HASH_VALUE_MASK + 3) // 4
     assert ring.values.tolist() == [step, 2 * step, 3 * step, HASH_VALUE_MASK]
-    # partitionPathToUuidPostfix: "/" dropped, left-padded to 24, cut 4-4-4-12
-    assert uuid_postfix("2026/01/02") == "0000-0000-0000-000020260102"
-    assert ring.nodes[2].file_id == "00000002-0000-0000-0000-000020260102-0"
+    # Hudi 1.2's generateUUID: the file ids Hudi 1.2.0's own writer gave partition
+    # 2026-01-01's default ring of 16 buckets (its 00000000000000.hashing_meta)
+    hudi = Ring.default("2026-01-01", 16)
+    assert [n.file_id_prefix for n in hudi.nodes[:2]] == [
+        "d0eb1cc5-5ac9-36f4-9b9e-34ca04e0726b", "44996483-9d6d-3bb5-ae42-92b7cc3f19e9"]
+    assert ring.nodes[2].file_id.endswith("-0") and len(ring.nodes[2].file_id) == 38
+
+
+def test_a_table_with_hudi_014s_default_ring_names_is_refused_in_one_line():
+    """Before 2026-11-28 the default ring took Hudi 0.14's names; Hudi 1.2's writer builds
+    other file groups for it, so such a table is refused, not written beside."""
+    legacy = f"{legacy_default_prefix('2026/01/02', 3)}-0"
+    assert legacy == "00000003-0000-0000-0000-000020260102-0"
+    snap = Snapshot(slices={("2026/01/02", legacy): None}, completed=["1"], physical_files=1,
+                    schema=None)
+    with pytest.raises(TableConfigError, match="Hudi 0.14's default ring"):
+        committed_rings(snap, ["2026/01/02"], 4)
+
+
+def test_a_clustering_by_hudis_writer_is_refused_in_one_line():
+    """Hudi's clustering records its new rings only in .hashing_meta files, not in the
+    replacecommit our rings are read from: refused, not routed by a stale ring."""
+    snap = Snapshot(slices={}, completed=["1", "2"], physical_files=0, schema=None,
+                    extra={"1": {"indexbench.spark.schema": "{}"}, "2": {"schema": "{}"}},
+                    operations={"1": "UPSERT", "2": "CLUSTER"})
+    with pytest.raises(TableConfigError, match="clustering by Hudi's own writer"):
+        committed_rings(snap, ["p"], 4)
+    snap.operations["2"] = "UPSERT"  # Hudi's upserts into our ring's file groups are fine
+    assert committed_rings(snap, ["p"], 4)["p"] == Ring.default("p", 4)
 
 
 def test_locate_is_the_first_node_at_or_above_the_hash_wrapping():

@@ -97,3 +97,16 @@ def test_record_index_bytes_are_the_latest_slices_as_of_an_instant(tmp_path):
     assert F.record_index_bytes(str(tmp_path), "20260101000000003") == 1100  # compacted
     assert F.record_index_bytes(str(tmp_path / "none"), "20260101000000003") is None
     assert os.path.isdir(mdt / F.RECORD_INDEX)
+
+
+def test_index_bytes_are_per_live_key_on_both_sides():
+    """Per live key on both sides: our merge-on-read `table_records` counts a logged
+    update once per stored copy, so it is not the denominator (Hudi's snapshot count is,
+    equal to ours after every batch)."""
+    import pandas as pd
+
+    ours = pd.DataFrame({"batch": [1], "index_disk_bytes": [43_000], "table_records": [1_200]})
+    hudi = pd.DataFrame({"batch": [1], "table_records": [1_000]})
+    pair = F.Pair("dynamic-rli", "mor", None, None, ours, hudi, pd.DataFrame())
+    row = F._index_bytes_row(pair, 1, "20260101000000001", [("20260101000000001", 23_000)])
+    assert (row["ours"], row["hudi"]) == (43.0, 23.0)

@@ -550,8 +550,12 @@ def test_hudi_continues_our_tables(hudi_compare, tmp_path, spark):
             assert row["true_positives"] == row["updates"] > 0
 
 
-def test_hudi_refuses_to_continue_a_table_it_cannot_probe(tmp_path):
-    """bloom with pybloom-live's bit positions (the default): one line, nothing run."""
+@pytest.mark.parametrize(("name", "index_type", "why"), [
+    ("bloom", "BLOOM", "indexbench.bloom.hash=hudi"),
+    ("dynamic-rli", "BUCKET", "its own partitioned RLI")])
+def test_hudi_refuses_to_continue_a_table_it_cannot_probe(tmp_path, name, index_type, why):
+    """bloom with pybloom-live's bit positions (the default), and dynamic-rli (its map
+    lives where Hudi's writer does not look): one line, nothing run."""
     import workloads
     from indexbench.hudi_continue import continue_with_hudi
     from tableformat.table import Table, TableConfig
@@ -559,9 +563,9 @@ def test_hudi_refuses_to_continue_a_table_it_cannot_probe(tmp_path):
     uri = str(tmp_path / "t")
     Table.create_or_open(uri, TableConfig(name="t", record_key_field="key",
                                           partition_field="dt", ordering_field="ts",
-                                          index_name="bloom", index_type="BLOOM"))
+                                          index_name=name, index_type=index_type))
     before = sorted(os.listdir(os.path.join(uri, ".hoodie")))
-    with pytest.raises(TableConfigError, match="indexbench.bloom.hash=hudi"):
+    with pytest.raises(TableConfigError, match=why):
         continue_with_hudi(uri, workloads.Workload(initial_records=10, batches=1,
                                                    batch_size=5))
     assert sorted(os.listdir(os.path.join(uri, ".hoodie"))) == before  # nothing written

@@ -143,6 +143,13 @@ def test_history_checks_recorded_versions_and_counts():
     assert history_problems(snap, base) == [
         "instant 20260101000000003 recorded 4 buckets for 'x'; hashing config "
         f"{v1.instant} gives 8"]
+    # a commit of Hudi's own writer (a table of ours it continued) records no version: it
+    # routes by the one in force; one of ours without it is a problem
+    snap.extra["20260101000000003"] = {"_indexbench.batch": "3", "schema": "{}"}
+    assert history_problems(snap, base) == []
+    snap.extra["20260101000000003"] = {"indexbench.spark.schema": "{}"}
+    assert history_problems(snap, base) == [
+        "instant 20260101000000003 records no hashing config version"]
 
 
 def test_the_simulator_routes_by_the_rules_and_records_them():

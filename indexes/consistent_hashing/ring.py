@@ -18,13 +18,18 @@ tables also get Hudi's ``.hashing_meta`` files (:mod:`indexes.consistent_hashing
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
+import struct
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
+
+from tableformat.commit_metadata import written_by_indexbench
+from tableformat.errors import TableConfigError
 
 HASH_VALUE_MASK = 0x7FFFFFFF  # Integer.MAX_VALUE: the ring's upper bound
 INIT_INSTANT = "00000000000000000"  # Hudi's INIT_INSTANT_TS: a partition's default ring
@@ -62,14 +67,21 @@ class Node:
         return cls(int(d["value"]), d.get("fileIdPrefix"), d.get("tag") or NORMAL)
 
 
-def uuid_postfix(partition: str) -> str:
-    """Hudi's ``partitionPathToUuidPostfix``: the partition path without ``/``, its last
-    24 characters left-padded with ``0``, cut 4-4-4-12 like a uuid's tail. Characters a
-    file name should not carry become ``0`` (Hudi keeps them; see
-    docs/indexes/consistent-hashing.md)."""
-    tail = partition.replace("/", "")[-24:] if partition else ""
-    tail = re.sub(r"[^0-9A-Za-z=.-]", "0", tail).rjust(24, "0")
-    return f"{tail[:4]}-{tail[4:8]}-{tail[8:12]}-{tail[12:24]}"
+def default_file_id_prefix(partition: str, start: int, end: int) -> str:
+    """Hudi 1.2's ``HoodieConsistentHashingMetadata.generateUUID``: the name-based (MD5,
+    version 3) uuid of the node's range ``start``, ``end`` (big-endian longs) followed by
+    the partition path's UTF-8 bytes, so Hudi's writer, loading a partition no resize
+    touched, builds the same ring with the same file groups as ours."""
+    name = struct.pack(">qq", start, end) + partition.encode()
+    return str(uuid.UUID(bytes=hashlib.md5(name).digest(), version=3))
+
+
+def legacy_default_prefix(partition: str, index: int) -> str:
+    """The default ring's prefix before 2026-11-28: Hudi 0.14's ``%08d-`` + the
+    partition path cut like a uuid's tail (``partitionPathToUuidPostfix``). Only to
+    recognise a table made then, which Hudi 1.2's writer cannot continue."""
+    tail = re.sub(r"[^0-9A-Za-z=.-]", "0", partition.replace("/", "")[-24:]).rjust(24, "0")
+    return f"{index:08d}-{tail[:4]}-{tail[4:8]}-{tail[8:12]}-{tail[12:24]}"
 
 
 def new_file_id_prefix(partition: str, seq_no: int, value: int) -> str:
@@ -97,12 +109,13 @@ class Ring:
 
     @classmethod
     def default(cls, partition: str, num_buckets: int) -> Ring:
-        """Hudi's ``constructDefaultHashingNodes``: ``num_buckets`` equal ranges, node
-        ``i`` at ``min(step·(i+1), MAX)``, prefix ``%08d-<partition postfix>``."""
+        """Hudi 1.2's ``constructDefaultHashingNodes``: ``num_buckets`` equal ranges,
+        node ``i`` at ``min(step·i, MAX)``, its prefix the uuid of its range
+        (:func:`default_file_id_prefix`)."""
         step = (HASH_VALUE_MASK + num_buckets - 1) // num_buckets
-        post = uuid_postfix(partition)
-        nodes = tuple(Node(min(step * i, HASH_VALUE_MASK), f"{i - 1:08d}-{post}")
-                      for i in range(1, num_buckets + 1))
+        ends = [min(step * i, HASH_VALUE_MASK) for i in range(1, num_buckets + 1)]
+        nodes = tuple(Node(end, default_file_id_prefix(partition, start, end))
+                      for start, end in zip([0, *ends[:-1]], ends, strict=True))
         return cls(partition, INIT_INSTANT, 0, nodes)
 
     @property
@@ -193,7 +206,15 @@ def committed_rings(snapshot, partitions: Iterable[str], num_buckets: int) -> di
     wanted = set(partitions)
     found: dict[str, Ring] = {}
     for instant in reversed(snapshot.completed):
-        raw = snapshot.extra.get(instant, {}).get(RINGS_KEY)
+        extra = snapshot.extra.get(instant, {})
+        raw = extra.get(RINGS_KEY)
+        if not raw and snapshot.operations.get(instant) == "CLUSTER" and \
+                not written_by_indexbench(extra):
+            raise TableConfigError(
+                f"instant {instant} is a clustering by Hudi's own writer: it changed rings "
+                "that only its .hashing_meta files record, and this harness reads rings from "
+                "its own replacecommits; continue the table with Hudi's writer, or have it "
+                "write with hoodie.clustering.inline=false")
         if not raw:
             continue
         for p, ring in json.loads(raw).items():
@@ -201,7 +222,15 @@ def committed_rings(snapshot, partitions: Iterable[str], num_buckets: int) -> di
                 found[p] = Ring.from_json(ring)
         if len(found) == len(wanted):
             break
-    return {p: found.get(p) or Ring.default(p, num_buckets) for p in sorted(wanted)}
+    rings = {p: found.get(p) or Ring.default(p, num_buckets) for p in sorted(wanted)}
+    for (p, file_id) in getattr(snapshot, "slices", {}):  # the model table has none
+        if p in rings and p not in found and file_id[:8].isdigit() and \
+                file_id[8:] == f"{legacy_default_prefix(p, 0)[8:]}-0":
+            raise TableConfigError(
+                f"partition {p!r} holds file group {file_id}, named by Hudi 0.14's default "
+                "ring (made before 2026-11-28); Hudi 1.2 and this harness name it by the "
+                "uuid of its range: write the table again")
+    return rings
 
 
 def rings_metadata(rings: Iterable[Ring]) -> str:

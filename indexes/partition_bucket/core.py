@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from indexes.bucket.rescale import BUCKET_COUNTS_KEY, RescaleError, RescalePlan
 from tableformat import fs as tfs
+from tableformat.commit_metadata import written_by_indexbench
 from tableformat.errors import IndexBenchError, InvariantViolation
 
 if TYPE_CHECKING:
@@ -298,6 +299,8 @@ def history_problems(snapshot: Snapshot, initial: HashingConfig) -> list[str]:
                                 f"{cfg.instant}")
             current = cfg
         version = extra.get(HASHING_INSTANT_KEY)
+        if version is None and not written_by_indexbench(extra):
+            continue  # Hudi's writer routes by the version in force, records none
         if version is None:
             problems.append(f"instant {instant} records no hashing config version")
             continue
