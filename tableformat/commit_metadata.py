@@ -147,4 +147,3 @@ def written_by_indexbench(extra: dict) -> bool:
     a key of the project's. An instant without one was made by Hudi's own writer (a table
     of ours it continued), which records none of our per-commit facts."""
     return any(k.startswith(PROJECT_KEY_PREFIX) for k in extra)
-

@@ -110,7 +110,7 @@ class Ring:
     @classmethod
     def default(cls, partition: str, num_buckets: int) -> Ring:
         """Hudi 1.2's ``constructDefaultHashingNodes``: ``num_buckets`` equal ranges,
-        node ``i`` at ``min(step·i, MAX)``, its prefix the uuid of its range
+        node ``i`` (from 0) at ``min(step·(i+1), MAX)``, its prefix the uuid of its range
         (:func:`default_file_id_prefix`)."""
         step = (HASH_VALUE_MASK + num_buckets - 1) // num_buckets
         ends = [min(step * i, HASH_VALUE_MASK) for i in range(1, num_buckets + 1)]
@@ -223,11 +223,12 @@ def committed_rings(snapshot, partitions: Iterable[str], num_buckets: int) -> di
         if len(found) == len(wanted):
             break
     rings = {p: found.get(p) or Ring.default(p, num_buckets) for p in sorted(wanted)}
-    for (p, file_id) in getattr(snapshot, "slices", {}):  # the model table has none
-        if p in rings and p not in found and file_id[:8].isdigit() and \
-                file_id[8:] == f"{legacy_default_prefix(p, 0)[8:]}-0":
+    slices = getattr(snapshot, "slices", {})
+    for p in rings.keys() - found.keys():  # a default ring: its 0.14 names, looked up
+        legacy = (f"{legacy_default_prefix(p, i)}-0" for i in range(num_buckets))
+        if (old := next((f for f in legacy if (p, f) in slices), None)) is not None:
             raise TableConfigError(
-                f"partition {p!r} holds file group {file_id}, named by Hudi 0.14's default "
+                f"partition {p!r} holds file group {old}, named by Hudi 0.14's default "
                 "ring (made before 2026-11-28); Hudi 1.2 and this harness name it by the "
                 "uuid of its range: write the table again")
     return rings
