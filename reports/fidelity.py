@@ -212,10 +212,9 @@ def _index_bytes_row(pair: Pair, b: int, theirs: str, sizes: list[tuple[str, int
     # per live key on both sides: Hudi's snapshot count (equal to ours, `records_check`);
     # our merge-on-read `table_records` counts a logged update once per stored copy
     keys = max(_num(hudi_row["table_records"].iloc[0]), 1)
-    ours = _num(our_row["index_disk_bytes"].iloc[0]) / keys
-    return _row(pair, b, INDEX_BYTES, ours, hudi / keys,
-                detail=f"ours {_num(our_row['index_disk_bytes'].iloc[0]):,.0f} B, "
-                       f"Hudi's record_index {hudi:,} B")
+    ours = _num(our_row["index_disk_bytes"].iloc[0])
+    return _row(pair, b, INDEX_BYTES, ours / keys, hudi / keys,
+                detail=f"ours {ours:,.0f} B, Hudi's record_index {hudi:,} B")
 
 
 def _largest_gap(ours: dict[str, list[int]], hudi: dict[str, list[int]]) -> float:

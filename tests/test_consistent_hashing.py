@@ -22,7 +22,7 @@ from indexes.consistent_hashing.ring import (
     HASH_VALUE_MASK,
     Ring,
     committed_rings,
-    legacy_default_prefix,
+    legacy_default_postfix,
 )
 from indexes.consistent_hashing.spark import PendingResize
 from indexes.consistent_hashing.storage import METADATA_DIR
@@ -49,7 +49,7 @@ def test_default_ring_is_hudis():
 def test_a_table_with_hudi_014s_default_ring_names_is_refused_in_one_line():
     """Before 2026-11-28 the default ring took Hudi 0.14's names; Hudi 1.2's writer builds
     other file groups for it, so such a table is refused, not written beside."""
-    legacy = f"{legacy_default_prefix('2026/01/02', 3)}-0"
+    legacy = f"00000003-{legacy_default_postfix('2026/01/02')}-0"
     assert legacy == "00000003-0000-0000-0000-000020260102-0"
     snap = Snapshot(slices={("2026/01/02", legacy): None}, completed=["1"], physical_files=1,
                     schema=None)

@@ -76,12 +76,12 @@ def default_file_id_prefix(partition: str, start: int, end: int) -> str:
     return str(uuid.UUID(bytes=hashlib.md5(name).digest(), version=3))
 
 
-def legacy_default_prefix(partition: str, index: int) -> str:
-    """The default ring's prefix before 2026-11-28: Hudi 0.14's ``%08d-`` + the
+def legacy_default_postfix(partition: str) -> str:
+    """The default ring's names before 2026-11-28 were Hudi 0.14's ``%08d-`` + this: the
     partition path cut like a uuid's tail (``partitionPathToUuidPostfix``). Only to
     recognise a table made then, which Hudi 1.2's writer cannot continue."""
     tail = re.sub(r"[^0-9A-Za-z=.-]", "0", partition.replace("/", "")[-24:]).rjust(24, "0")
-    return f"{index:08d}-{tail[:4]}-{tail[4:8]}-{tail[8:12]}-{tail[12:24]}"
+    return f"{tail[:4]}-{tail[4:8]}-{tail[8:12]}-{tail[12:24]}"
 
 
 def new_file_id_prefix(partition: str, seq_no: int, value: int) -> str:
@@ -223,10 +223,10 @@ def committed_rings(snapshot, partitions: Iterable[str], num_buckets: int) -> di
         if len(found) == len(wanted):
             break
     rings = {p: found.get(p) or Ring.default(p, num_buckets) for p in sorted(wanted)}
-    slices = getattr(snapshot, "slices", {})
     for p in rings.keys() - found.keys():  # a default ring: its 0.14 names, looked up
-        legacy = (f"{legacy_default_prefix(p, i)}-0" for i in range(num_buckets))
-        if (old := next((f for f in legacy if (p, f) in slices), None)) is not None:
+        post = legacy_default_postfix(p)
+        legacy = (f"{i:08d}-{post}-0" for i in range(num_buckets))
+        if (old := next((f for f in legacy if (p, f) in snapshot.slices), None)) is not None:
             raise TableConfigError(
                 f"partition {p!r} holds file group {old}, named by Hudi 0.14's default "
                 "ring (made before 2026-11-28); Hudi 1.2 and this harness name it by the "
