@@ -6,7 +6,7 @@ from __future__ import annotations
 from indexes.hashing import bucket_ids
 from indexes.md5_hash import hudi_insert_hash
 from indexes.xxhash32 import consistent_hash
-from tableformat.sizing import InsertPlan
+from writeclient.sizing import InsertPlan
 
 from ._data import SAMPLING, uuid_keys
 

@@ -20,9 +20,9 @@ import peers as peerlib
 import workloads
 from indexbench.batches import BATCH_KEY, WORKLOAD_KEY, committed_batches, workload_fingerprint
 from indexbench.workload_args import load_workload
-from tableformat import metrics as m
+from metrics import contract as m
+from metrics.contract import summary
 from tableformat.errors import IndexBenchError
-from tableformat.metrics import summary
 from tableformat.table_type import check_table_type, short_name
 
 Progress = Callable[[dict[str, Any]], None]

@@ -16,7 +16,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table as RichTable
 
 from indexbench.preflight import check_out_dir, check_out_file
-from tableformat.metrics import new_run_id
+from metrics.contract import new_run_id
 
 console = Console()
 errors = Console(stderr=True)  # error and interrupt lines: stdout stays the command's output
@@ -32,9 +32,9 @@ def parse_sets(values: list[str] | None, peers_ok: bool = False) -> dict[str, di
     import indexes
     import peers
     from indexes.base import refuse_global
+    from indexes.suggest import did_you_mean
     from tableformat import write_config
     from tableformat.errors import IndexBenchError
-    from tableformat.suggest import did_you_mean
 
     out: dict[str, dict[str, str]] = {n: {} for n in indexes.names()}
     every_key = [k for n in out for k in indexes.index_class(n).param_keys()]
@@ -514,8 +514,8 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
 
 def cmd_report(args: argparse.Namespace) -> int:
     from indexbench import api
+    from metrics.contract import metrics_file
     from tableformat.errors import IndexBenchError
-    from tableformat.metrics import metrics_file
 
     if not args.dirs and not args.asv:
         raise IndexBenchError("indexbench report: give metrics DIR(s) and/or --asv RESULTS_DIR")

@@ -34,11 +34,11 @@ from tableformat.compaction_plan import (
     CompactionPlan,
     plan_compaction,
 )
-from tableformat.faults import fail_task_if_asked, hang_if
 from tableformat.fs import IOStats
 from tableformat.slice_reader import LogReadStats, read_slice
 from tableformat.table import FileSlice, Snapshot, Table
 from tableformat.table_type import MERGE_ON_READ
+from writeclient.faults import fail_task_if_asked, hang_if
 
 HANG_IN_COMPACTION = "compaction_in_task"  # fault injection: a task hangs after its file
 COMPACT = TableService(

@@ -36,20 +36,21 @@ from indexes.base import (
     TagContext,
 )
 from indexes.counters import new_counters
-from tableformat import partition_path, sizing
+from metrics.rows import WriteTotals, upsert_row
+from tableformat import partition_path
 from tableformat.avro_schema import avro_schema_json
 from tableformat.basefile import IS_DELETED, task_write_token
 from tableformat.commit_metadata import COMMIT, DELTA_COMMIT, SPARK_SCHEMA_KEY
 from tableformat.errors import (
     InvalidBatchError,
 )
-from tableformat.faults import CRASH_ENV, crash_if, fail_task_if_asked, hang_if  # noqa: F401
 from tableformat.hudi_log.constants import BASE_LOG_VERSION
 from tableformat.hudi_log.names import LogFileName
-from tableformat.rows import WriteTotals, upsert_row
 from tableformat.table import UPSERT_STATS_SCHEMA, Snapshot, Table, TableConfig, stats_by_partition
 from tableformat.table_type import MERGE_ON_READ, writes_log_file
 from tableformat.write_config import WriteConfig
+from writeclient import sizing
+from writeclient.faults import CRASH_ENV, crash_if, fail_task_if_asked, hang_if  # noqa: F401
 
 KEY_TYPES = (T.StringType,)
 ORDERING_TYPES = (T.IntegerType, T.LongType, T.ShortType, T.ByteType, T.DoubleType,
@@ -207,14 +208,14 @@ def plan_inserts(tagged: DataFrame, table: Table, snapshot: Snapshot, index: Rec
                             DataFrame | None]:
     """Records with no location go where Hudi's ``UpsertPartitioner`` sends them.
 
-    Per partition, :func:`tableformat.sizing.plan_partition` tops up the small files and
+    Per partition, :func:`writeclient.sizing.plan_partition` tops up the small files and
     plans new file groups (the driver sees one insert count per partition and the
     snapshot's file sizes); then one task per partition draws each insert into a
     bucket by its key's MD5 against the buckets' weights, as Hudi does
-    (:func:`tableformat.sizing.draw_buckets`), so a batch's new files overlap in key
+    (:func:`writeclient.sizing.draw_buckets`), so a batch's new files overlap in key
     range and hold about, not exactly, their planned counts; a new file group's records
     roll over into ``<prefix>-1``, ... where Hudi's create handle would
-    (:func:`tableformat.create_handle.rolled_file_ids`). Returns
+    (:func:`writeclient.create_handle.rolled_file_ids`). Returns
     the planned records, the plan's counters, the file groups inserts go to and the
     planned inserts alone (None: no insert), which read the plan's broadcast: it is
     ``release``d only once they have been read for the last time.
@@ -259,8 +260,8 @@ def plan_inserts(tagged: DataFrame, table: Table, snapshot: Snapshot, index: Rec
         ``UpsertPartitioner.getPartition`` draws it, new file groups rolled over as its
         create handle rolls them."""
         from indexes.md5_hash import hudi_insert_hash
-        from tableformat.create_handle import rolled_file_ids
-        from tableformat.sizing import draw_buckets
+        from writeclient.create_handle import rolled_file_ids
+        from writeclient.sizing import draw_buckets
 
         partition = group.column(part)[0].as_py()
         weights, ids, first_new = bc.value[partition]

@@ -20,8 +20,8 @@ from pyspark.sql import SparkSession
 
 from tableformat.abort import abort_instant
 from tableformat.errors import IndexBenchError, WriteFailedError
-from tableformat.faults import SimulatedCrash
 from tableformat.table import Table
+from writeclient.faults import SimulatedCrash
 
 _ERROR_LINE = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Violation|Interrupt)\b.*?:")
 

@@ -23,11 +23,11 @@ import pyarrow as pa
 from indexbench.writer import MergeSpec, handle_millis, meta_columns, precombine
 from tableformat import basefile as bf
 from tableformat import hudi_log
-from tableformat.faults import hang_if
 from tableformat.fs import resolve
 from tableformat.hudi_log.constants import BASE_LOG_VERSION
 from tableformat.hudi_log.names import LogFileName
 from tableformat.markers import create_marker
+from writeclient.faults import hang_if
 
 HANG_IN_LOG_APPEND = "log_append_in_task"  # fault injection: a task hangs after its log file
 

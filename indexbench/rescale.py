@@ -122,7 +122,7 @@ def write_rescale_metrics(out: str, row: dict[str, Any], table_uri: str) -> None
     """Append the row to ``out``'s metrics files (run.json only if ``out`` has none)."""
     from pathlib import Path
 
-    from tableformat import metrics as m
+    from metrics import contract as m
 
     row = {"run_id": row.get("run_id") or m.new_run_id(), **row}
     m.write_metrics(out, m.existing_rows(out) + [row])

@@ -11,7 +11,7 @@ and executes (``plan_service`` / ``execute_service``); the runner
 - assembles the commit (``partitionToWriteStats``, ``partitionToReplaceFileIds``,
   ``extraMetadata``) and completes it atomically,
 - undoes an instant that fails (:func:`indexbench.failed_write.undone_on_failure`),
-- builds the metrics row with the one row builder (:func:`tableformat.rows.service_row`).
+- builds the metrics row with the one row builder (:func:`metrics.rows.service_row`).
 
 A service may stay inflight across commits on purpose (consistent-hashing's pending
 resize, dual-written meanwhile): its execution is then kept in the inflight file and
@@ -31,9 +31,9 @@ from indexbench.compaction import Compaction, table_services
 from indexbench.failed_write import undone_on_failure
 from indexes.base import PendingService, RecordIndex, TableService
 from indexes.counters import ShuffleMeter, new_counters
-from tableformat.faults import crash_if
-from tableformat.rows import WriteTotals, service_row
+from metrics.rows import WriteTotals, service_row
 from tableformat.table import Table, stats_by_partition
+from writeclient.faults import crash_if
 
 
 def services_of(table: Table, index: RecordIndex) -> tuple[TableService, ...]:

@@ -33,12 +33,12 @@ from indexbench.batches import BATCH_KEY, WORKLOAD_KEY, workload_fingerprint
 from indexbench.driver import upsert
 from indexbench.failed_write import undone_on_failure
 from indexes.base import RecordIndex
+from metrics import contract as m
 from tableformat import fs as tfs
-from tableformat import metrics as m
 from tableformat.errors import IndexBenchError
-from tableformat.faults import hang_if
 from tableformat.table import Snapshot, Table
 from tableformat.table_type import short_name
+from writeclient.faults import hang_if
 
 SINK_CHECKPOINT_KEY = "_hudi_streaming_sink_checkpoint"  # HoodieStreamingSink's key
 QUERY_ID_PROPERTY = "sql.streaming.queryId"  # StreamExecution.QUERY_ID_KEY

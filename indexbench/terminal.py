@@ -18,7 +18,7 @@ from rich import box
 from rich.console import Console
 from rich.table import Table as RichTable
 
-from tableformat.metrics import is_count_column, series_of
+from metrics.contract import is_count_column, series_of
 
 # Column headers of the median table, short enough to keep the tables few at 80 columns.
 # A column not listed here is headed by its own name.

@@ -83,8 +83,8 @@ def index_class(name: str) -> type[RecordIndex]:
     try:
         module, _, cls = _REGISTRY[name].partition(":")
     except KeyError:
+        from indexes.suggest import did_you_mean
         from tableformat.errors import IndexBenchError
-        from tableformat.suggest import did_you_mean
 
         raise IndexBenchError(
             f"unknown index {name!r}{did_you_mean(name, _REGISTRY)}; known: "

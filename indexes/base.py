@@ -23,10 +23,10 @@ import numpy as np
 import pyarrow as pa
 
 from indexes.lookup import Candidates, scan_candidates
+from indexes.suggest import did_you_mean
 from tableformat.errors import IndexBenchError
 from tableformat.fs import IOStats
-from tableformat.sizing import SizingConfig
-from tableformat.suggest import did_you_mean
+from writeclient.sizing import SizingConfig
 
 # Columns the tagging adds to a batch (dropped before the data is written).
 FILE_ID_COL = "_hoodie_file_id"

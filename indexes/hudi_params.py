@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from indexes.base import Param
 from indexes.bloom_filter import DEFAULT_FPP
-from tableformat import sizing
+from writeclient import sizing
 
 FPP = Param("fpp", "hoodie.index.bloom.fpp", float, DEFAULT_FPP,
             "target false-positive probability")

@@ -3,11 +3,11 @@ leave their inserts to it (bloom, external-kv): no per-key state.
 
 The planner (:func:`indexbench.driver.plan_inserts`) draws each insert of a partition
 into a bucket by its key's Hudi hash (MD5, :func:`indexes.md5_hash.hudi_insert_hash`)
-against the plan's cumulative weights (:func:`tableformat.sizing.draw_buckets`). So the
+against the plan's cumulative weights (:func:`writeclient.sizing.draw_buckets`). So the
 file group of any key is found again from its insert batch (the first ordinal of the
 batch) and its hash: a batch's route keeps only the plan's weights, its insert count and
 each bucket's file. A new file group that Hudi's create handle rolls over
-(:mod:`tableformat.create_handle`) takes its keys in insert-hash order, so the route also
+(:mod:`writeclient.create_handle`) takes its keys in insert-hash order, so the route also
 keeps, per rolled bucket, the hashes where each further file starts. Spark-free.
 """
 
@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from tableformat import create_handle, sizing
+from writeclient import create_handle, sizing
 
 # a rolled bucket: the hash each further file starts at, and those files' bucket numbers
 Splits = dict[int, tuple[np.ndarray, np.ndarray]]
@@ -80,7 +80,7 @@ class Route:
 def roll_over(hashes: np.ndarray, bucket: np.ndarray, plan: sizing.InsertPlan,
               roll: RollOver | None) -> tuple[np.ndarray, list[str], Splits]:
     """The plan's buckets as written: each new file group's create handle takes its keys
-    in insert-hash order (:func:`tableformat.create_handle.rollover_order`) and rolls
+    in insert-hash order (:func:`writeclient.create_handle.rollover_order`) and rolls
     over where :meth:`RollOver.sizes` says. Returns each key's bucket, every bucket's
     file id (the rolled files' after the plan's) and the splits."""
     ids = list(plan.file_ids)

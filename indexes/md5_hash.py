@@ -5,7 +5,7 @@ the partition's insert buckets (small files topped up, new file groups) with
 
     r = floorMod(md5(recordKey), numInserts) / numInserts
 
-against the buckets' cumulative weights (:func:`tableformat.sizing.draw_buckets`).
+against the buckets' cumulative weights (:func:`writeclient.sizing.draw_buckets`).
 ``md5(recordKey)`` is the MD5 digest of the key's UTF-8 bytes, its first eight bytes read
 as a little-endian ``long`` (``NumericUtils.padToLong``). Here MD5 (RFC 1321) runs over
 numpy uint32 columns, one step for every row at once, rows grouped by byte length as the

@@ -133,7 +133,7 @@ class SimAdapter:
 
     def pending_logs(self) -> list[Any]:
         """Log files this batch appends to file groups not visible yet (on merge-on-read,
-        a pending resize's children: :class:`tableformat.model.LogAppend` with the
+        a pending resize's children: :class:`indexes.model_table.LogAppend` with the
         pending ``base_instant``), committed with the batch but counted apart from its
         writes, as the Spark driver counts :attr:`TagContext.pending_groups`' writes."""
         return []

@@ -30,7 +30,7 @@ three. Counting files and bytes afterwards is not timed.
 
 Rows are ``index = "delta-merge"``, ``run_mode = "peer"``; columns a record index fills
 but MERGE has no such thing for (files read by an index, bloom counters, buckets, index
-bytes, file groups) are empty, never 0 (``tableformat.rows.peer_upsert_row``).
+bytes, file groups) are empty, never 0 (``metrics.rows.peer_upsert_row``).
 """
 
 from __future__ import annotations
@@ -43,9 +43,9 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from metrics.rows import peer_upsert_row
 from tableformat.errors import TableConfigError
 from tableformat.precombine import precombine as combine
-from tableformat.rows import peer_upsert_row
 from workloads import Workload
 from workloads import generator as G
 

@@ -44,11 +44,11 @@ import pyarrow.parquet as pq
 
 import indexes
 from indexes.hudi_counterpart import FILE_SIZING_KEYS
+from metrics.rows import peer_upsert_row
 from peers import hudi_logs as logs
 from peers import hudi_runtime
 from tableformat.basefile import BASE_FILE_CODEC
 from tableformat.errors import IndexBenchError, TableConfigError
-from tableformat.rows import peer_upsert_row
 from tableformat.table_type import (
     COPY_ON_WRITE,
     MERGE_ON_READ,

@@ -62,8 +62,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from indexes.base import bucket_fill
+from metrics.rows import peer_upsert_row
 from tableformat.errors import TableConfigError
-from tableformat.rows import peer_upsert_row
 from workloads import Workload
 from workloads import generator as G
 

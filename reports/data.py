@@ -3,7 +3,7 @@
 What "unknown column" means (the contract, docs/metrics.md, lets runs *add* columns but never
 rename one):
 
-* a missing contract column is an error (as in ``tableformat.metrics.read_metrics``);
+* a missing contract column is an error (as in ``metrics.contract.read_metrics``);
 * a column whose name is not snake_case, or that differs from a contract column only in
   case or separators (``FP_rate``, ``tag-s``), is an error: it is a rename or a foreign
   file, and a figure drawn from it would silently be wrong;
@@ -27,14 +27,14 @@ from typing import Any
 
 import pandas as pd
 
-from tableformat.metrics import (
+from metrics.contract import (
     CONTRACT_COLUMNS,
     STRING_COLUMNS,
     metrics_file,
     read_metrics_file,
     series_of,
 )
-from tableformat.rows import MEASURED_ONLY
+from metrics.rows import MEASURED_ONLY
 
 # Extra columns the driver, the simulator, the service runner, peers and queries write
 # (silences the warning); an index declares its own (``RecordIndex.METRICS``).

@@ -35,9 +35,9 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter
 
+from metrics.contract import series_of
 from reports import style
 from reports.data import SIM_SUFFIX, default_index_params, is_peer, is_sim, normalise
-from tableformat.metrics import series_of
 
 MIB = 1024 * 1024
 FP_UPPER_BOUND_Z = 3.0  # "rule of three": 95% upper bound on a rate after 0 of n events

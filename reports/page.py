@@ -17,6 +17,7 @@ from typing import Any
 import matplotlib.pyplot as plt
 import pandas as pd
 
+from metrics.contract import is_count_column
 from reports import figures as F
 from reports import style
 from reports.data import RunData, is_sim, load, shaping_versions, version_warning
@@ -25,7 +26,6 @@ from reports.fidelity import summary_table as fidelity_summary
 from reports.peer_pairs import pairs_figure, pairs_table
 from reports.query import has_queries, query_figure, query_table
 from reports.stream import stream_timeline_figure
-from tableformat.metrics import is_count_column
 
 
 @dataclass(frozen=True)
@@ -216,7 +216,7 @@ def index_summary(g: pd.DataFrame) -> pd.DataFrame:
 
 def comparison(df: pd.DataFrame) -> pd.DataFrame:
     """``indexbench.api.summary`` per series (the table the CLI prints), metrics as rows."""
-    from tableformat.metrics import summary
+    from metrics.contract import summary
 
     up = df[df["operation"] == "upsert"].copy()
     up["index"] = up["series"]

@@ -19,6 +19,7 @@ system view) read the timeline as their own:
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from tableformat.avro_schema import avro_schema_json, is_spark_struct_json
@@ -147,3 +148,14 @@ def written_by_indexbench(extra: dict) -> bool:
     a key of the project's. An instant without one was made by Hudi's own writer (a table
     of ours it continued), which records none of our per-commit facts."""
     return any(k.startswith(PROJECT_KEY_PREFIX) for k in extra)
+
+@dataclass(frozen=True)
+class CommitTotals:
+    """Bytes, records and base files one completed instant wrote (its base files' write
+    stats summed: Hudi's estimate reads a delta commit's base files only)."""
+
+    instant: str
+    action: str
+    bytes_written: int
+    records_written: int
+    base_files: int = 0

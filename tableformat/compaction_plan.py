@@ -15,11 +15,10 @@ from typing import Any
 
 from tableformat.commit_metadata import COMMIT, DELTA_COMMIT
 from tableformat.errors import IndexBenchError
-from tableformat.sizing import MAX_FILE_SIZE
 from tableformat.table import FileSlice, Snapshot
 from tableformat.table_type import MERGE_ON_READ
 from tableformat.timeline_avro import deserialize_compaction_plan, serialize_compaction_plan
-from tableformat.write_config import WriteConfig
+from tableformat.write_config import MAX_FILE_SIZE, WriteConfig
 
 COMPACT_OPERATION = "COMPACT"  # a compaction commit's operationType
 COMPACTION_ROW = "compaction"  # the ``operation`` of its metrics rows

@@ -1,4 +1,4 @@
-"""A Hudi-style copy-on-write table: properties, timeline, snapshot, lock and rollback.
+"""A Hudi table, copy-on-write or merge-on-read: properties, timeline, snapshot, lock and rollback.
 
 Layout and names follow Hudi table version 6 (docs/table-format.md): ``hoodie.properties`` with
 Hudi's keys (:mod:`tableformat.hoodie_properties`), instants as ``requested`` →
@@ -25,6 +25,7 @@ from tableformat.commit_metadata import (
     COMMIT,
     DELTA_COMMIT,
     REPLACE,
+    CommitTotals,
     hoodie_commit_metadata,
     spark_schema,
 )
@@ -33,7 +34,6 @@ from tableformat.hudi_log.names import LogFileName, is_log_file
 from tableformat.layout import HOODIE, PROPERTIES
 from tableformat.lock import LOCK, WriterLock
 from tableformat.markers import delete_markers, marked_files
-from tableformat.sizing import CommitTotals
 from tableformat.table_type import COPY_ON_WRITE, TABLE_TYPE, check_table_type
 from tableformat.write_config import WriteConfig
 
@@ -226,7 +226,7 @@ _ABSENT = object()
 
 class SliceMap(dict):
     """A snapshot's slices, ``(partition, file id) -> FileSlice``, that keep the sizes
-    :func:`tableformat.rows.table_figures` reports up to date as slices come and go:
+    :func:`metrics.rows.table_figures` reports up to date as slices come and go:
     the simulator's model table changes one commit at a time and every commit and
     table service reports them, so a pass over every slice per report would make a run
     of thousands of commits (splits, resizes) quadratic. A plain dict otherwise."""

@@ -62,7 +62,7 @@ def insert_candidates(slices: Iterable, table_type: str, can_index_log_files: bo
     merge-on-read, an index that cannot index log files takes only slices without log
     files, as Hudi's ``SparkUpsertDeltaCommitPartitioner`` does (inserts into a slice
     with logs would go to its log, where that index cannot find them). The driver's
-    planner takes Hudi's full rule: :func:`tableformat.sizing.small_file_candidates`."""
+    planner takes Hudi's full rule: :func:`writeclient.sizing.small_file_candidates`."""
     if table_type == MERGE_ON_READ and not can_index_log_files:
         return [s for s in slices if not s.logs]
     return list(slices)

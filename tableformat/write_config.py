@@ -14,6 +14,7 @@ from typing import Any
 from tableformat.errors import TableConfigError
 from tableformat.table_type import COPY_ON_WRITE, MERGE_ON_READ, TABLE_TYPE, check_table_type
 
+MAX_FILE_SIZE = 125829120  # hoodie.parquet.max.file.size
 LOG_BLOCK_FORMAT = "hoodie.logfile.data.block.format"
 COMPACT_INLINE = "hoodie.compact.inline"
 MAX_DELTA_COMMITS = "hoodie.compact.inline.max.delta.commits"

@@ -21,11 +21,12 @@ import indexes
 
 ROOT = Path(__file__).resolve().parents[1]
 # bottom → top: a package may import only from itself and packages listed before it
-LAYERS = ["tableformat", "indexes", "workloads", "peers", "reports", "indexbench"]
+LAYERS = ["tableformat", "writeclient", "metrics", "indexes", "workloads", "peers", "reports",
+          "indexbench"]
 PACKAGES = tuple(LAYERS)
 # where no index is named: the table format, the workloads and the harness work for any
 # index the registry holds
-INDEX_NAME_FREE = ("indexbench", "tableformat", "workloads")
+INDEX_NAME_FREE = ("indexbench", "tableformat", "writeclient", "metrics", "workloads")
 
 
 @dataclass(frozen=True)
@@ -218,7 +219,8 @@ def _spark_free_roots() -> list[Path]:
     files = [p for p in pkg.glob("*.py") if p.name not in SPARK_SHARED]
     files += [p for p in pkg.glob("*/**/*.py")
               if p.name == "__init__.py" or p.name.startswith(("core", "sim"))]
-    for folder in ("tableformat", "indexbench/sim", "peers", "reports"):
+    for folder in ("tableformat", "writeclient", "metrics", "indexbench/sim", "peers",
+                   "reports"):
         files += (ROOT / folder).rglob("*.py")
     return sorted(set(files) - set(FOREIGN_SCRIPTS))
 

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from indexbench import cli
-from tableformat.metrics import CONTRACT_COLUMNS
+from metrics.contract import CONTRACT_COLUMNS
 from tableformat.table import Table
 
 SMALL = ["--initial-records", "1500", "--batches", "2", "--batch-size", "400"]

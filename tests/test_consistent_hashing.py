@@ -27,8 +27,8 @@ from indexes.consistent_hashing.ring import (
 from indexes.consistent_hashing.spark import PendingResize
 from indexes.consistent_hashing.storage import METADATA_DIR
 from tableformat.errors import TableConfigError
-from tableformat.faults import SimulatedCrash, simulated_crash
 from tableformat.table import Snapshot
+from writeclient.faults import SimulatedCrash, simulated_crash
 
 NAME = "consistent-hashing"
 

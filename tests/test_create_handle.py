@@ -1,4 +1,4 @@
-"""Hudi's create handle rolls a new file group over (tableformat.create_handle), and the
+"""Hudi's create handle rolls a new file group over (writeclient.create_handle), and the
 simulator's routes (indexes.insert_routes) roll the same keys into the same files."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import pytest
 
 from indexes.insert_routes import InsertRoutes, RollOver, draw_inserts
 from indexes.md5_hash import hudi_insert_hash
-from tableformat import create_handle as ch
-from tableformat.sizing import InsertPlan, new_file_id
+from writeclient import create_handle as ch
+from writeclient.sizing import InsertPlan, new_file_id
 
 
 def test_the_roll_over_is_where_hudis_writer_cut_its_files():

@@ -178,7 +178,7 @@ CRASH_SCRIPT = textwrap.dedent("""
 
 
 # A real kill -9 here; tests/test_oracle.py kills writers at both points, in-process, for
-# every index (tableformat.faults.simulated_crash).
+# every index (writeclient.faults.simulated_crash).
 @pytest.mark.parametrize(("index_name", "point"), [("simple-bucket", "before_commit")])
 def test_crash_between_write_and_commit(spark, tmp_path, index_name, point):
     uri = str(tmp_path / "t")

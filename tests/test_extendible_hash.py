@@ -43,8 +43,8 @@ from indexes.extendible_hash.core import (
 from indexes.extendible_hash.storage import METADATA_DIR
 from indexes.hashing import bucket_ids
 from tableformat.basefile import bucket_file_id, bucket_of_file_id
-from tableformat.faults import SimulatedCrash, simulated_crash
 from tableformat.table import FileSlice, Snapshot
+from writeclient.faults import SimulatedCrash, simulated_crash
 
 NAME = "extendible-hash"
 keys_st = st.lists(st.text(min_size=1, max_size=12), min_size=1, max_size=200)

@@ -26,8 +26,8 @@ from indexes.external_kv import server
 from indexes.external_kv.spark import ExternalKvSpark
 from indexes.external_kv.store import KvStore
 from tableformat.errors import WriteFailedError
-from tableformat.faults import CRASH_ENV, SimulatedCrash, simulated_crash
 from tableformat.table import Table
+from writeclient.faults import CRASH_ENV, SimulatedCrash, simulated_crash
 
 pytestmark = [pytest.mark.spark, pytest.mark.usefixtures("no_stray_redis_servers")]
 

@@ -14,7 +14,7 @@ import indexes
 from indexbench import cli
 from indexes.insert_routes import InsertRoutes
 from reports import fidelity as F
-from tableformat.sizing import InsertPlan
+from writeclient.sizing import InsertPlan
 
 
 def test_judge_is_relative_to_hudis_figure():

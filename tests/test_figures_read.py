@@ -13,10 +13,10 @@ import pandas as pd
 import pytest
 
 import indexes
+from metrics import contract as m
 from reports import figures as F
 from reports import page
 from reports.query import query_figure
-from tableformat import metrics as m
 
 
 def _upserts(bloom_tag_s: float = 100_000.0, names: list[str] | None = None) -> pd.DataFrame:

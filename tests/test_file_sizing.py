@@ -12,8 +12,9 @@ import pytest
 
 from indexbench.driver import open_table, upsert
 from indexes.md5_hash import hudi_insert_hash
-from tableformat import sizing
-from tableformat.sizing import CommitTotals, SizingConfig
+from tableformat.commit_metadata import CommitTotals
+from writeclient import sizing
+from writeclient.sizing import SizingConfig
 
 
 def new_id(n: int) -> str:

@@ -18,7 +18,7 @@ from indexbench.verify import verify_table
 from tableformat import partition_path
 from tableformat.abort import abort_instant
 from tableformat.errors import IndexBenchError, InvalidBatchError, WriteFailedError
-from tableformat.faults import FAIL_TASK_PROPERTY
+from writeclient.faults import FAIL_TASK_PROPERTY
 
 OK = pd.DataFrame({"key": ["a", "c"], "dt": ["p", "p"], "ts": [3, 3], "payload": ["x", "z"]})
 

@@ -312,7 +312,7 @@ def test_a_pending_delta_commit_is_invisible_to_hudi_rs_and_rolled_back(spark, m
     before = merged_snapshot(uri).sort_by(bf.RECORD_KEY).to_pylist()
     table, index = open_table(uri, "simple-bucket")
     batch = spark.createDataFrame(make_batch(np.random.default_rng(9), 400, 60, 9))
-    from tableformat.faults import SimulatedCrash, simulated_crash
+    from writeclient.faults import SimulatedCrash, simulated_crash
 
     with simulated_crash("before_commit"), pytest.raises(SimulatedCrash), table:
         upsert(spark, table, index, batch, batch_no=9)

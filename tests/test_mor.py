@@ -34,12 +34,12 @@ from indexbench.driver import open_table, upsert
 from indexbench.log_writer import HANG_IN_LOG_APPEND
 from indexbench.verify import verify_table
 from tableformat.errors import IndexBenchError, TableConfigError
-from tableformat.faults import CRASH_ENV, SimulatedCrash, simulated_crash
 from tableformat.hudi_log.names import LogFileName, is_log_file
 from tableformat.merge import fold
 from tableformat.table import Table
 from tableformat.table_type import MERGE_ON_READ, check_table_type
 from tableformat.write_config import WriteConfig
+from writeclient.faults import CRASH_ENV, SimulatedCrash, simulated_crash
 
 MOR = {"hoodie.table.type": "MERGE_ON_READ", "hoodie.compact.inline.max.delta.commits": "2"}
 
@@ -201,8 +201,8 @@ def check_mor(spark, uri: str, index_name: str, steps: list) -> None:
 def test_write_read_figure_puts_each_table_type_of_an_index_side_by_side():
     """The report's write-vs-read points: per series, write cost per batch with its
     compactions spread over the batches, and the lookups' cost per key."""
+    from metrics.contract import to_frame
     from reports.figures import write_read_figure, write_read_points
-    from tableformat.metrics import to_frame
 
     rows = []
     for tt, write_s, compact_s, read in (("cow", 4.0, 0.0, 100.0), ("mor", 1.0, 2.0, 300.0)):

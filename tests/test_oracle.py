@@ -4,7 +4,7 @@ writers killed at random points, against a dict of what must be committed.
 Each example is a short sequence of batches over a small key space (so updates, deletes,
 re-inserts, in-batch duplicates and ordering ties are common), in partitions with nested
 paths. After every step the committed snapshot equals the oracle; a step may "kill" the
-writer at a crash point (:func:`tableformat.faults.simulated_crash`), and the next writer
+writer at a crash point (:func:`writeclient.faults.simulated_crash`), and the next writer
 must roll back to the oracle's last committed state. ``verify`` passes at the end.
 The profile "ci" (tests/conftest.py) runs 3 examples per index; ``--hypothesis-profile=long``
 runs 60.
@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 import indexes
 from indexbench.driver import open_table, upsert
 from indexbench.verify import verify_table
-from tableformat.faults import SimulatedCrash, simulated_crash
+from writeclient.faults import SimulatedCrash, simulated_crash
 
 KEYS = [f"k{i:02d}" for i in range(10)]
 PARTITIONS = ["p", "q/r", "s"]

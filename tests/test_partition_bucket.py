@@ -34,8 +34,8 @@ from indexes.partition_bucket.core import (
 )
 from tableformat import basefile as bf
 from tableformat.errors import IndexBenchError, InvariantViolation, TableConfigError
-from tableformat.faults import SimulatedCrash, simulated_crash
 from tableformat.table import Snapshot, Table
+from writeclient.faults import SimulatedCrash, simulated_crash
 
 EXPR_KEY = "hoodie.bucket.index.partition.expressions"
 PARTS = ["2026-01-01", "2026-01-02", "2026-01-03"]

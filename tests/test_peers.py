@@ -13,9 +13,9 @@ import pytest
 import peers
 import reports
 from indexbench import api, cli
+from metrics import contract as m
+from metrics.rows import PEER_UNSEEN
 from reports import figures as F
-from tableformat import metrics as m
-from tableformat.rows import PEER_UNSEEN
 from workloads import generator as G
 
 TINY = {"initial_records": 1500, "batches": 3, "batch_size": 600}

@@ -15,7 +15,7 @@ from test_peers import COLUMNS, _canonical, _oracle, expected_state
 
 import peers
 from indexbench import api
-from tableformat import metrics as m
+from metrics import contract as m
 from workloads import generator as G
 
 pytest.importorskip("pypaimon")

@@ -18,8 +18,8 @@ from indexbench.query import spark_query as sq
 from indexbench.query.bucketed import aligned_groups, join_count
 from indexbench.query.keys import PRESENT_COL, lookup_keys
 from indexbench.rescale import rescale_table
+from metrics import contract as m
 from tableformat import basefile as bf
-from tableformat import metrics as m
 from tableformat.table import Table
 from workloads import generator
 

@@ -14,10 +14,10 @@ import pytest
 
 import reports
 from indexbench import api
+from metrics import contract as m
 from reports.data import UnknownColumnWarning
 from reports.page import comparison, index_summary
 from reports.query import query_table
-from tableformat import metrics as m
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 

@@ -8,9 +8,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+from metrics.contract import write_metrics
 from reports.data import shaping_versions, version_warning
 from reports.page import write_report
-from tableformat.metrics import write_metrics
 
 ROOT = Path(__file__).resolve().parents[1]
 

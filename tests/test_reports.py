@@ -15,8 +15,8 @@ import reports
 from indexbench import api
 from indexbench.cli import main
 from indexes.bloom_filter import HoodieBloomFilter, theoretical_fpp
+from metrics import contract as m
 from reports.data import MetricsColumnError, UnknownColumnWarning
-from tableformat import metrics as m
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 BASE_FIGURES = ["fp_rate.png", "files_read.png", "latency.png", "bucket_sizes.png",

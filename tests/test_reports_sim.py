@@ -15,9 +15,9 @@ import reports
 import workloads
 from indexbench.cli import main
 from indexbench.sim.driver import simulate_compare
+from metrics import contract as m
 from reports import figures as F
 from reports.page import TOTAL_COL, comparison, index_summary
-from tableformat import metrics as m
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 SIZES = {"batches": 3, "batch_size": 2000}

@@ -12,7 +12,7 @@ import pytest
 
 import indexes
 from indexbench.sim.driver import simulate, simulate_compare
-from tableformat import metrics as m
+from metrics import contract as m
 
 ROOT = Path(__file__).resolve().parents[1]
 BLOCKED = "import sys; sys.modules['pyspark'] = None\n"

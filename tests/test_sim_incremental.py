@@ -23,7 +23,7 @@ from indexbench.sim.driver import simulate
 from indexes.bucket.files import partition_bucket_fill
 from indexes.extendible_hash.sim import ExtendibleHashSim, OrderedCounts
 from indexes.simulation import SimBatch
-from tableformat.rows import table_figures
+from metrics.rows import table_figures
 from tableformat.table import FileSlice, LogFile, SliceMap, Snapshot
 
 NAME = "extendible-hash"

@@ -15,11 +15,10 @@ import workloads
 from indexbench import cli
 from indexbench.sim import record_size
 from indexbench.sim.driver import simulate, simulate_compaction
-from tableformat.commit_metadata import COMMIT, DELTA_COMMIT, REPLACE
+from indexes.model_table import LogAppend, ModelTable
+from metrics.rows import as_modelled, table_figures
+from tableformat.commit_metadata import COMMIT, DELTA_COMMIT, REPLACE, CommitTotals
 from tableformat.compaction_plan import delta_commits_since_compaction, plan_compaction
-from tableformat.model import LogAppend, ModelTable
-from tableformat.rows import as_modelled, table_figures
-from tableformat.sizing import CommitTotals
 from tableformat.table import FileSlice, LogFile, Snapshot
 from tableformat.table_type import (
     COPY_ON_WRITE,

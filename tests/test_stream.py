@@ -28,9 +28,9 @@ from indexbench import stream as st
 from indexbench.driver import HANG_BEFORE_COMMIT
 from indexbench.interrupt import MESSAGE
 from indexbench.workload_args import load_workload
-from tableformat.faults import CRASH_ENV
 from tableformat.table import Snapshot, Table
 from workloads import generator as G
+from writeclient.faults import CRASH_ENV
 
 SIZES = {"batches": 2, "initial_records": 300, "batch_size": 100}
 # throughput mode: fewer Spark jobs per micro-batch (the same counters and commits)
@@ -336,9 +336,9 @@ def test_degradation_rate_is_lst_benchs():
 def test_report_of_a_stream_run_draws_its_timeline(tmp_path):
     import pandas as pd
 
+    from metrics import contract as m
     from reports import write_report
     from reports.stream import stream_timeline_figure
-    from tableformat import metrics as m
 
     rows = [{"run_id": "r", "index": "dynamic-rli", "workload": "uniform", "batch": b,
              "operation": "upsert", "records": 100, "stream_batch_id": b,

@@ -233,8 +233,8 @@ def test_tables_written_before_hudi_format_stay_readable(tmp_path):
 def test_write_handle_millis_become_hudis_runtime_stats_and_the_straggler_column():
     """A writer's handle time is Hudi's ``runtimeStats`` in the commit (not a top-level
     field), and the row's ``write_task_max_s`` is the slowest file group's."""
+    from metrics.rows import WriteTotals
     from tableformat import commit_metadata as cm
-    from tableformat.rows import WriteTotals
 
     base = {"fileId": "f-0", "path": "p/f", "partitionPath": "p", "totalWriteBytes": 1}
     stat = cm.hoodie_write_stat({**base, "totalCreateTime": 0, "totalUpsertTime": 1250}, "p")

@@ -19,7 +19,7 @@ from indexbench.terminal import (
     query_tables,
     summary_tables,
 )
-from tableformat.metrics import summary
+from metrics.contract import summary
 
 
 def _render(tables, width: int) -> str:

@@ -16,7 +16,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from tableformat.suggest import did_you_mean
+from indexes.suggest import did_you_mean
 
 DISTRIBUTIONS = ("uniform", "zipfian", "scrambled_zipfian", "latest", "hotspot", "sequential")
 KEY_FORMATS = ("uuid", "time-ordered", "ycsb")

@@ -15,9 +15,9 @@ from typing import Any
 import workloads
 from indexbench.batches import workload_fingerprint
 from indexbench.query.keys import committed_batches, lookup_keys, workload_of_table
+from metrics.rows import QUERY_KINDS, query_row
 from tableformat.errors import IndexBenchError
 from tableformat.query_type import READ_OPTIMIZED, SNAPSHOT, check_query_type
-from tableformat.rows import QUERY_KINDS, query_row
 from tableformat.table import Table
 from tableformat.table_type import short_name
 

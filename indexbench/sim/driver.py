@@ -3,8 +3,8 @@
 The same batches as a real run (:mod:`workloads.generator`, pure functions of the
 workload) are pre-combined to distinct key ordinals and fed in chunks to the index's
 simulator adapter (``index.simulator(model)``), which routes them with the index's own
-core over a :class:`~tableformat.model.ModelTable`. Rows are built by the same builder
-as real runs (:mod:`tableformat.rows`); byte and second figures are models and go to
+core over a :class:`~indexes.model_table.ModelTable`. Rows are built by the same builder
+as real runs (:mod:`metrics.rows`); byte and second figures are models and go to
 ``model_*`` columns (seconds from :mod:`indexbench.sim.cost`, file sizes from
 :mod:`indexbench.sim.record_size`). On a merge-on-read table the file groups written
 get log files or base files, and compactions run, by the real driver's own rules
@@ -26,13 +26,13 @@ import indexes
 import workloads
 from indexbench.sim import cost, record_size
 from indexbench.workload_args import load_workload
+from indexes.model_table import LogAppend, ModelTable
 from indexes.simulation import GroupWrites, SimBatch, SimChunk, SimOptions
-from tableformat import metrics as m
+from metrics import contract as m
+from metrics.rows import WriteTotals, as_modelled, service_row, upsert_row
 from tableformat.commit_metadata import COMMIT
 from tableformat.compaction_plan import COMPACT_OPERATION, COMPACTION_ROW, plan_compaction
 from tableformat.errors import IndexBenchError
-from tableformat.model import LogAppend, ModelTable
-from tableformat.rows import WriteTotals, as_modelled, service_row, upsert_row
 from tableformat.table import FileSlice
 from tableformat.table_type import short_name, writes_log_file
 from tableformat.write_config import WriteConfig

@@ -25,8 +25,8 @@ from indexbench.writer import MergeSpec, meta_columns
 from tableformat import hudi_log
 from tableformat.avro_schema import avro_schema_json
 from tableformat.basefile import MAX_KEY_FOOTER, MIN_KEY_FOOTER, BaseFileName, encode_base_file
-from tableformat.create_handle import raw_bytes
 from workloads import generator as G
+from writeclient.create_handle import raw_bytes
 
 SAMPLE_ROWS = (128, 1024)  # two file sizes: the line through them (small files fit best)
 _INSTANT = "20260101000000000"
@@ -42,7 +42,7 @@ class RecordBytes:
     log_record``; ``arrow_record`` is one pre-combined record handed to a writer (the
     denominator of write amplification); ``raw_record`` one record in Hudi's Parquet
     writer's size estimate, which its create handle rolls over by
-    (:func:`tableformat.create_handle.raw_bytes`, the sequence number's record digits
+    (:func:`writeclient.create_handle.raw_bytes`, the sequence number's record digits
     left out; the sample's mean, exact where the records are of one width)."""
 
     base_record: float

@@ -27,9 +27,9 @@ from indexes.hudi_params import (
     RECORD_SIZE_METADATA,
     SMALL_FILE_CANDIDATES,
 )
-from tableformat import sizing
+from metrics.rows import measured_fp_rate
 from tableformat.errors import IndexBenchError
-from tableformat.rows import measured_fp_rate
+from writeclient import sizing
 
 __all__ = ["BloomIndex", "measured_fp_rate", "fraction"]
 

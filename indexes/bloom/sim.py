@@ -3,7 +3,7 @@
 The model keeps, per partition, every file's min/max key as an order-preserving 64-bit
 code (``order_codes``: pruning only compares keys) and its fill, and per insert batch the
 plan's cumulative weights: inserts are planned by the driver's sizing functions
-(:mod:`tableformat.sizing`, small files first) and drawn into buckets by the same Hudi
+(:mod:`writeclient.sizing`, small files first) and drawn into buckets by the same Hudi
 MD5 draw, so the file of any existing key is its insert batch's draw again and no
 per-key state is held. Two bloom modes (``bloom_mode``):
 
@@ -34,7 +34,7 @@ from indexes.bloom_filter.serialization import text_length
 from indexes.insert_routes import InsertRoutes, RollOver, draw_inserts, roll_over_model
 from indexes.md5_hash import hudi_insert_hash
 from indexes.simulation import GroupWrites, SimAdapter, SimBatch, SimChunk, SimOptions
-from tableformat import sizing
+from writeclient import sizing
 
 
 @dataclass

@@ -37,12 +37,12 @@ from indexes.bucket.files import new_bucket_file_id, partition_bucket_fill
 from indexes.bucket.rescale import RescalePlan, rescale_metadata, split_rows
 from indexes.bucket.spark_routing import BucketRoutingSpark
 from indexes.hashing import bucket_ids
+from metrics.rows import rescale_figures
 from tableformat import basefile as bf
-from tableformat.faults import fail_task_if_asked, hang_if
 from tableformat.fs import IOStats
-from tableformat.rows import rescale_figures
 from tableformat.slice_reader import read_file_group
 from tableformat.table import WRITE_STATS_SCHEMA, FileSlice, Table
+from writeclient.faults import fail_task_if_asked, hang_if
 
 if TYPE_CHECKING:
     from indexes.bucket.index import BucketIndex

@@ -23,8 +23,8 @@ from indexes.consistent_hashing.ring import Ring, committed_rings, locate
 from indexes.hudi_counterpart import HudiCounterpart, flag
 from indexes.lookup import Candidates
 from indexes.xxhash32 import consistent_hash
-from tableformat import sizing
 from tableformat.errors import IndexBenchError
+from writeclient import sizing
 
 ENGINE = "CONSISTENT_HASHING"
 

@@ -8,7 +8,7 @@ record counts are exact. While a resize is pending (``pending_commits`` commits)
 records each batch sends to a resized bucket are counted as dual writes. On
 copy-on-write each child they reach is counted as one rewrite of its records (modelled
 bytes = records × the model's record size); on merge-on-read each gets one log file of
-its records (:class:`~tableformat.model.LogAppend` with the resize's instant as base
+its records (:class:`~indexes.model_table.LogAppend` with the resize's instant as base
 instant: hidden until the resize completes, then part of the child's slice after the
 execution's base file, as the real snapshot assembles it).
 """
@@ -24,10 +24,10 @@ from indexes.bucket.files import partition_bucket_fill
 from indexes.bucket.sim import SlotCounts
 from indexes.consistent_hashing.plan import ResizePlan, plan_resize, with_rings
 from indexes.consistent_hashing.ring import RINGS_KEY, Ring, rings_metadata
+from indexes.model_table import LogAppend
 from indexes.simulation import GroupWrites, SimAdapter, SimBatch, SimChunk
 from indexes.xxhash32 import consistent_hash
-from tableformat.model import LogAppend
-from tableformat.rows import WriteTotals, rescale_row
+from metrics.rows import WriteTotals, rescale_row
 
 RESIZE_KEY = "indexbench.consistent.hashing.resize"
 

@@ -56,11 +56,11 @@ from indexes.xxhash32 import consistent_hash
 from tableformat import basefile as bf
 from tableformat.commit_metadata import REPLACE, SPARK_SCHEMA_KEY
 from tableformat.errors import IndexBenchError
-from tableformat.faults import fail_task_if_asked
 from tableformat.fs import IOStats
 from tableformat.hudi_log.names import is_log_file
 from tableformat.slice_reader import read_file_group
 from tableformat.table import WRITE_STATS_SCHEMA, FileSlice, Table, stats_by_partition
+from writeclient.faults import fail_task_if_asked
 
 RESIZE_KEY = "indexbench.consistent.hashing.resize"  # extraMetadata: {splits, merges, …}
 

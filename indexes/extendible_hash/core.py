@@ -33,9 +33,9 @@ import numpy as np
 from indexes.bucket.rescale import RescaleError, RescalePlan, wanted_partitions
 from indexes.bucket.routing import partition_codes
 from indexes.hashing import INT32_MAX, java_list_hash
+from metrics.rows import rescale_figures
 from tableformat.basefile import bucket_of_file_id
 from tableformat.commit_metadata import SPARK_SCHEMA_KEY
-from tableformat.rows import rescale_figures
 
 INIT_INSTANT = "00000000000000000"  # Hudi's INIT_INSTANT_TS: a partition's first directory
 # extraMetadata of a split's replacecommit: the partition's new directory (its JSON)

@@ -43,8 +43,8 @@ from indexes.extendible_hash.core import (
     split_point,
 )
 from indexes.simulation import SimAdapter, SimBatch, SimChunk
+from metrics.rows import WriteTotals, service_row
 from tableformat.basefile import bucket_of_file_id
-from tableformat.rows import WriteTotals, service_row
 
 KEY_SHIFT = 27  # (partition, bucket) packed in one int64: bucket ids are below 2^26
 

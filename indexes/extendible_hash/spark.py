@@ -32,10 +32,10 @@ from indexes.extendible_hash.core import SplitPlan, split_figures, split_metadat
 from indexes.extendible_hash.storage import stored_directory, write_directory
 from indexes.hashing import bucket_ids
 from tableformat import basefile as bf
-from tableformat.faults import fail_task_if_asked, hang_if
 from tableformat.fs import IOStats
 from tableformat.slice_reader import read_file_group
 from tableformat.table import FileSlice, Table
+from writeclient.faults import fail_task_if_asked, hang_if
 
 HANG_IN_SPLIT = "split_in_task"  # fault injection: the split task hangs after a child
 

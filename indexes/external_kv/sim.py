@@ -25,7 +25,7 @@ from indexes.external_kv.core import RequestModel, round_trips
 from indexes.insert_routes import InsertRoutes, roll_over_model
 from indexes.md5_hash import hudi_insert_hash
 from indexes.simulation import GroupWrites, SimAdapter, SimBatch, SimChunk, SimOptions
-from tableformat import sizing
+from writeclient import sizing
 
 # The model's constants when no cost profile is given (the defaults of
 # indexbench.sim.cost's profiles, measured on this project's machine: see

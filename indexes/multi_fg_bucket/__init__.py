@@ -32,8 +32,8 @@ from indexes.hudi_params import ESTIMATION_THRESHOLD, FILTER_TYPE, FPP, RECORD_S
 from indexes.lookup import Candidates
 from indexes.multi_fg_bucket.core import footer_filter
 from indexes.multi_fg_bucket.layout import fill, groups_of_files, layout_problems
-from tableformat import sizing
 from tableformat.errors import IndexBenchError
+from writeclient import sizing
 
 __all__ = ["MultiFgBucketIndex"]
 

@@ -3,7 +3,7 @@
 A file group is full at ``hoodie.parquet.max.file.size / averageBytesPerRecord``
 records: Hudi's own size for a new file group (``UpsertPartitioner`` with
 ``hoodie.copyonwrite.insert.auto.split``), with Hudi's average record size
-(:func:`tableformat.sizing.average_record_size`). The fill is counted in records of
+(:func:`writeclient.sizing.average_record_size`). The fill is counted in records of
 the group's base file rather than read as its Parquet bytes, so the Spark driver and
 the simulator (which only models bytes) place every insert alike.
 
@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from indexes.multi_fg_bucket.layout import PartitionGroups, new_group_id
-from tableformat.sizing import SizingConfig
+from writeclient.sizing import SizingConfig
 
 
 @dataclass

@@ -36,7 +36,7 @@ from indexes.multi_fg_bucket.core import expand
 from indexes.multi_fg_bucket.layout import PartitionGroups, partition_groups
 from indexes.multi_fg_bucket.plan import plan_counters, plan_inserts, records_per_group
 from indexes.simulation import GroupWrites, SimAdapter, SimBatch, SimChunk, SimOptions
-from tableformat import sizing
+from writeclient import sizing
 
 PAIR = np.dtype([("b", "<i8"), ("c", "<u8")])  # (bucket, key order code): sort order
 

@@ -33,13 +33,13 @@ from indexes.bucket.spark_routing import tagged_schema
 from indexes.multi_fg_bucket.core import candidate_pairs, footer_filter
 from indexes.multi_fg_bucket.layout import partition_groups
 from indexes.multi_fg_bucket.plan import plan_counters, plan_inserts, records_per_group
-from tableformat import sizing
 from tableformat.basefile import (
     IS_DELETED,
     read_footer,
     read_record_keys,
 )
 from tableformat.fs import IOStats
+from writeclient import sizing
 
 PAIR_SCHEMA = "partition string, key string, file_id string"
 

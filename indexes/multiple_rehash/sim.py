@@ -18,8 +18,8 @@ from indexes.bucket.rescale import rescale_metadata, split_rows
 from indexes.bucket.sim import BucketSim
 from indexes.hashing import bucket_ids
 from indexes.multiple_rehash.core import plan_rescale
+from metrics.rows import WriteTotals, rescale_row
 from tableformat.basefile import bucket_of_file_id
-from tableformat.rows import WriteTotals, rescale_row
 
 
 class MultipleRehashSim(BucketSim):

@@ -8,7 +8,7 @@ average record size of the newest instant that wrote enough bytes (Hudi 1.x's
 ``AverageRecordSizeEstimator``: :func:`average_record_size`); what is left goes to new
 file groups of ``ceil(maxFileSize / avgRecordSize)`` records
 (``hoodie.copyonwrite.insert.auto.split``) or of ``hoodie.copyonwrite.insert.split.size``,
-which Hudi's create handle may roll over into more (:mod:`tableformat.create_handle`).
+which Hudi's create handle may roll over into more (:mod:`writeclient.create_handle`).
 
 Which insert lands in which bucket is Hudi's draw (``UpsertPartitioner.getPartition``):
 ``r = floorMod(md5(key), numInserts) / numInserts`` against the buckets' cumulative
@@ -31,10 +31,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from tableformat.commit_metadata import CommitTotals
 from tableformat.table_type import MERGE_ON_READ
+from tableformat.write_config import MAX_FILE_SIZE
 
 # Hudi's defaults (HoodieStorageConfig / HoodieCompactionConfig).
-MAX_FILE_SIZE = 125829120  # hoodie.parquet.max.file.size
 SMALL_FILE_LIMIT = 104857600  # hoodie.parquet.small.file.limit
 RECORD_SIZE_ESTIMATE = 1024  # hoodie.copyonwrite.record.size.estimate
 INSERT_SPLIT_SIZE = 500000  # hoodie.copyonwrite.insert.split.size
@@ -63,17 +64,6 @@ class SizingConfig:
     small_file_candidates: int = SMALL_FILE_CANDIDATES
     compression_ratio: float = COMPRESSION_RATIO
 
-
-@dataclass(frozen=True)
-class CommitTotals:
-    """Bytes, records and base files one completed instant wrote (its base files' write
-    stats summed: Hudi's estimate reads a delta commit's base files only)."""
-
-    instant: str
-    action: str
-    bytes_written: int
-    records_written: int
-    base_files: int = 0
 
 
 def average_record_size(commits: Sequence[CommitTotals], cfg: SizingConfig) -> int:

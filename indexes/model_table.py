@@ -16,10 +16,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from tableformat.commit_metadata import COMMIT, DELTA_COMMIT, REPLACE
+from tableformat.commit_metadata import COMMIT, DELTA_COMMIT, REPLACE, CommitTotals
 from tableformat.hudi_log.constants import BASE_LOG_VERSION
 from tableformat.hudi_log.names import LogFileName
-from tableformat.sizing import CommitTotals
 from tableformat.table import (
     FIRST_INSTANT,
     FileSlice,

@@ -20,8 +20,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from metrics.rows import MEASURED_ONLY
 from tableformat.errors import IndexBenchError
-from tableformat.rows import MEASURED_ONLY
 
 CONTRACT_COLUMNS = [
     "run_id", "index", "workload", "batch", "records", "inserts", "updates", "tag_s",

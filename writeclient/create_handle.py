@@ -32,7 +32,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from tableformat.sizing import COMPRESSION_RATIO
+from writeclient.sizing import COMPRESSION_RATIO
 
 FIRST_CHECK = 100  # HoodieBaseParquetWriter: the first size check, and the least step
 MAX_CHECK_STEP = 10000  # ... and the largest
