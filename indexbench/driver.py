@@ -1,16 +1,19 @@
 """The upsert driver: validate → tag → plan → write → update index → commit → metrics.
 
-One code path for every index. The driver times and counts around each index call and
+One code path for every index and both timing modes: the steps are the same, and a plan
+(:class:`PhasedPlan`, :class:`ThroughputPlan`) decides what is materialized between
+them; one :class:`Clock` times every step, so no index adapter times itself. The driver
 never brings rows of the table or of the batch to the driver process: only one write
 stat per file group, one footer range per base file, and the batch's partition names.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -120,6 +123,30 @@ def validate_batch(batch: DataFrame, config: TableConfig, table_schema: str | No
     ``distinct_keys``, its number of distinct (partition, key) pairs: the records left
     after pre-combining, so a batch without duplicates can skip the pre-combine."""
     fields = {f.name: f for f in batch.schema.fields}
+    _check_schema(fields, data_schema(batch.schema), config, table_schema)
+    checks = _row_checks(fields, config)
+    part, key = F.col(config.partition_field), F.col(config.record_key_field)
+    aggs = [F.count(F.lit(1)).alias("rows"), F.collect_set(part).alias("partitions")]
+    aggs += [F.sum(F.when(cond, 1).otherwise(0)).alias(name)
+             for name, (cond, _) in checks.items()]
+    if distinct_keys:
+        aggs.append(F.count_distinct(part, key).alias("distinct_keys"))
+    row = batch.agg(*aggs).first()
+    found = [f"{row[name]} record(s) with {msg}" for name, (_, msg) in checks.items()
+             if row[name]]
+    # the rules of tableformat.partition_path, once per distinct value (not per record)
+    partitions = sorted(p for p in row["partitions"] if p)
+    found += partition_path.refusals(partitions)
+    if not found:
+        found += partition_path.nesting_conflicts(partitions, existing_partitions)
+    if found:
+        raise InvalidBatchError("batch refused, nothing was written: " + "; ".join(found))
+    return int(row["rows"]), partitions, int(row["distinct_keys"]) if distinct_keys else None
+
+
+def _check_schema(fields: dict[str, T.StructField], stored: T.StructType,
+                  config: TableConfig, table_schema: str | None) -> None:
+    """The batch's columns and types against the table's roles and stored schema."""
     for role, name in (("record key", config.record_key_field),
                        ("partition", config.partition_field),
                        ("ordering", config.ordering_field)):
@@ -136,7 +163,6 @@ def validate_batch(batch: DataFrame, config: TableConfig, table_schema: str | No
     if IS_DELETED in fields and not isinstance(fields[IS_DELETED].dataType, T.BooleanType):
         raise InvalidBatchError(f"the delete marker column {IS_DELETED} must be a boolean, "
                                 f"not {fields[IS_DELETED].dataType.simpleString()}")
-    stored = data_schema(batch.schema)
     try:  # the commit records the data's Avro schema, as Hudi does: refuse it here, not then
         avro_schema_json(stored.json(), config.name)
     except ValueError as exc:
@@ -155,6 +181,11 @@ def validate_batch(batch: DataFrame, config: TableConfig, table_schema: str | No
         if problems:
             raise InvalidBatchError("the batch's schema conflicts with the table's: "
                                     + "; ".join(problems))
+
+
+def _row_checks(fields: dict[str, T.StructField], config: TableConfig
+                ) -> dict[str, tuple[Any, str]]:
+    """Per-row refusals, counted by the validation job: name → (condition, message)."""
     key, part, order = (F.col(config.record_key_field), F.col(config.partition_field),
                         F.col(config.ordering_field))
     deleted = F.coalesce(F.col(IS_DELETED), F.lit(False)) if IS_DELETED in fields \
@@ -171,22 +202,7 @@ def validate_batch(batch: DataFrame, config: TableConfig, table_schema: str | No
                                   "NaN has no place in an order, so it is refused")
     checks["bad_partitions"] = (part.isNull() | (part == ""),
                                 f"null or empty partition value ({config.partition_field})")
-    aggs = [F.count(F.lit(1)).alias("rows"), F.collect_set(part).alias("partitions")]
-    aggs += [F.sum(F.when(cond, 1).otherwise(0)).alias(name)
-             for name, (cond, _) in checks.items()]
-    if distinct_keys:
-        aggs.append(F.count_distinct(part, key).alias("distinct_keys"))
-    row = batch.agg(*aggs).first()
-    found = [f"{row[name]} record(s) with {msg}" for name, (_, msg) in checks.items()
-             if row[name]]
-    # the rules of tableformat.partition_path, once per distinct value (not per record)
-    partitions = sorted(p for p in row["partitions"] if p)
-    found += partition_path.refusals(partitions)
-    if not found:
-        found += partition_path.nesting_conflicts(partitions, existing_partitions)
-    if found:
-        raise InvalidBatchError("batch refused, nothing was written: " + "; ".join(found))
-    return int(row["rows"]), partitions, int(row["distinct_keys"]) if distinct_keys else None
+    return checks
 
 
 def precombine_batch(batch: DataFrame, config: TableConfig) -> DataFrame:
@@ -224,24 +240,11 @@ def plan_inserts(tagged: DataFrame, table: Table, snapshot: Snapshot, index: Rec
     base files without log files (Hudi's ``SparkUpsertDeltaCommitPartitioner``): its
     inserts must land in base files, where its lookups see them.
     """
-    cfg = table.config
-    part, key = cfg.partition_field, cfg.record_key_field
-    sizing_cfg = index.sizing()
+    part = table.config.partition_field
     inserts = tagged.where(F.col(FILE_ID_COL).isNull())
     updates = tagged.where(F.col(FILE_ID_COL).isNotNull())
     counts = {r[0]: int(r[1]) for r in inserts.groupBy(part).count().collect()}  # ok: one
-    avg = sizing.average_record_size(snapshot.commits, sizing_cfg)  # row per partition
-    plans = {}
-    smalls = sizing.small_file_candidates(snapshot.in_partitions(counts), cfg.table_type,
-                                          index.CAN_INDEX_LOG_FILES, sizing_cfg)
-    seq = len(snapshot.completed)  # this commit's place on the timeline
-    for p, n in sorted(counts.items()):
-        plans[p] = sizing.plan_partition(
-            n, smalls.get(p, []), avg, sizing_cfg,
-            lambda b, p=p: sizing.new_file_id(seq, p, b))
-    stats = {"small_files_topped_up": sum(pl.topped_up for pl in plans.values()),
-             "small_file_inserts": sum(pl.small_file_inserts for pl in plans.values()),
-             "avg_record_size": avg}
+    plans, stats = _partition_plans(counts, table, snapshot, index)  # row per partition
     groups = {(p, fid) for p, pl in plans.items() for fid in pl.file_ids}
     if not counts:
         return tagged, stats, groups, None
@@ -249,10 +252,37 @@ def plan_inserts(tagged: DataFrame, table: Table, snapshot: Snapshot, index: Rec
                                        for p, pl in plans.items()})
     if release is not None:  # the caller drops it once the planned records are written
         release.append(bc.destroy)
+    assign = _assign_task(bc, inserts, table, index, instant)
+    planned = inserts.groupBy(part).applyInArrow(assign, inserts.schema)
+    return updates.unionByName(planned), stats, groups, planned
+
+
+def _partition_plans(counts: dict[str, int], table: Table, snapshot: Snapshot,
+                     index: RecordIndex) -> tuple[dict[str, Any], dict[str, float]]:
+    """Hudi's per-partition insert plans on the driver, and the plan's counters."""
+    cfg, sizing_cfg = table.config, index.sizing()
+    avg = sizing.average_record_size(snapshot.commits, sizing_cfg)
+    smalls = sizing.small_file_candidates(snapshot.in_partitions(counts), cfg.table_type,
+                                          index.CAN_INDEX_LOG_FILES, sizing_cfg)
+    seq = len(snapshot.completed)  # this commit's place on the timeline
+    plans = {p: sizing.plan_partition(n, smalls.get(p, []), avg, sizing_cfg,
+                                      lambda b, p=p: sizing.new_file_id(seq, p, b))
+             for p, n in sorted(counts.items())}
+    stats = {"small_files_topped_up": sum(pl.topped_up for pl in plans.values()),
+             "small_file_inserts": sum(pl.small_file_inserts for pl in plans.values()),
+             "avg_record_size": avg}
+    return plans, stats
+
+
+def _assign_task(bc: Any, inserts: DataFrame, table: Table, index: RecordIndex,
+                 instant: str):
+    """The task that places one partition's inserts by the broadcast plan ``bc``."""
+    part, key = table.config.partition_field, table.config.record_key_field
     fid_at = inserts.columns.index(FILE_ID_COL)
     fid_field = to_arrow_schema(inserts.schema).field(FILE_ID_COL)
     data_cols = [c for c in inserts.columns
                  if c not in (FILE_ID_COL, BUCKET_COL, IS_DELETED, ARRIVAL_COL)]
+    sizing_cfg = index.sizing()
     max_size, ratio = sizing_cfg.max_file_size, sizing_cfg.compression_ratio
 
     def assign(group):
@@ -272,8 +302,7 @@ def plan_inserts(tagged: DataFrame, table: Table, snapshot: Snapshot, index: Rec
                                instant, data_cols, max_size, ratio)
         return group.set_column(fid_at, fid_field, fids)
 
-    planned = inserts.groupBy(part).applyInArrow(assign, inserts.schema)
-    return updates.unionByName(planned), stats, groups, planned
+    return assign
 
 
 @dataclass(frozen=True)
@@ -348,28 +377,44 @@ def write_file_groups(planned: DataFrame, table: Table, index: RecordIndex, inst
     merge's and the append's own pre-combine keep for ties, and each group counts the
     records left after combining.
     """
+    pending = pending or {}
+    prev_paths = {(s.partition, s.file_id): s.path for s in snapshot.in_partitions(partitions)}
+    prev_paths.update({k: g.path for k, g in pending.items()})
+    targets = {}
+    if table.config.table_type == MERGE_ON_READ:
+        targets = log_targets(snapshot, partitions)
+        targets.update({k: pending_log_target(g) for k, g in pending.items()})
+    prev = spark.sparkContext.broadcast((prev_paths, targets))
+    write_group = _write_task(planned, table, index, instant, prev, pending,
+                              set(base_writes or ()), combined)
+    try:
+        stats = (planned.groupBy(table.config.partition_field, FILE_ID_COL)
+                 .applyInArrow(write_group, UPSERT_STATS_SCHEMA)
+                 .collect())  # ok: one write stat per file group
+    finally:
+        prev.destroy()  # executors and driver drop it now, not at the next GC
+    return [r.asDict() for r in stats]
+
+
+def _write_task(planned: DataFrame, table: Table, index: RecordIndex, instant: str,
+                prev: Any, pending: dict[tuple[str, str], PendingGroup],
+                inserted: set[tuple[str, str]], combined: WriterCombine | None):
+    """The task that writes one file group: a merged base file or an appended log file.
+    ``prev``: the broadcast (previous base file paths, log targets); ``inserted``: the
+    groups the insert planner sent inserts to (see :func:`write_file_groups`)."""
     cfg = table.config
     table_type = cfg.table_type
-    mor = table_type == MERGE_ON_READ
     data_cols = [c for c in planned.columns
                  if c not in (FILE_ID_COL, BUCKET_COL, IS_DELETED, ARRIVAL_COL)]
     data_schema = to_arrow_schema(planned.select(data_cols).schema)
     spec = MergeSpec(table.uri, instant, cfg.record_key_field, cfg.partition_field,
                      cfg.ordering_field, data_schema)
-    prev_paths = {(s.partition, s.file_id): s.path for s in snapshot.in_partitions(partitions)}
-    pending = pending or {}
-    prev_paths.update({k: g.path for k, g in pending.items()})
-    targets = log_targets(snapshot, partitions) if mor else {}
-    if mor:
-        targets.update({k: pending_log_target(g) for k, g in pending.items()})
-    inserted = set(base_writes or ())  # groups the insert planner sent inserts to
-    prev = spark.sparkContext.broadcast((prev_paths, targets))
     base_instants = {k: g.base_instant for k, g in pending.items()}
     footer_fn = index.base_file_footer
     log_index = index.CAN_INDEX_LOG_FILES
     block_format = table.write_config.log_block_format
     avro_schema = avro_schema_json(data_schema_json(planned.select(data_cols).schema),
-                                   cfg.name) if mor else ""
+                                   cfg.name) if table_type == MERGE_ON_READ else ""
 
     def write_group(group):
         """One file group's records as one Arrow table in, its write stat out."""
@@ -402,13 +447,157 @@ def write_file_groups(planned: DataFrame, table: Table, index: RecordIndex, inst
         # None: only deletes of keys the group never had, and no base file: nothing written
         return pa.Table.from_pylist([stat] if stat else [], schema=WRITE_STATS_ARROW)
 
-    try:
-        stats = (planned.groupBy(cfg.partition_field, FILE_ID_COL)
-                 .applyInArrow(write_group, UPSERT_STATS_SCHEMA)
-                 .collect())  # ok: one write stat per file group
-    finally:
-        prev.destroy()  # executors and driver drop it now, not at the next GC
-    return [r.asDict() for r in stats]
+    return write_group
+
+
+# ---------------------------------------------------------------- timing and the two plans
+PHASE_COLUMNS = ("generate_s", "validate_s", "precombine_s", "tag_s", "write_s", "commit_s")
+
+
+@dataclass
+class Clock:
+    """The driver's one timing wrapper, as YCSB's ``DBWrapper``: every step of an upsert
+    runs inside :meth:`step`, and no index adapter times itself. ``timed`` (phases mode)
+    keeps each step's seconds; in throughput mode Spark fuses the steps into a few
+    jobs, so only the batch's ``total_s`` means anything and the phases stay empty."""
+
+    timed: bool
+    started: float = field(default_factory=time.perf_counter)
+    seconds: dict[str, float | None] = field(
+        default_factory=lambda: dict.fromkeys(PHASE_COLUMNS))
+
+    @contextlib.contextmanager
+    def step(self, column: str, since_start: bool = False) -> Iterator[None]:
+        """Time the block as ``column`` (from the clock's start with ``since_start``)."""
+        t0 = self.started if since_start else time.perf_counter()
+        yield
+        if self.timed:
+            self.seconds[column] = time.perf_counter() - t0
+
+    def timings(self) -> dict[str, float | None]:
+        return {**self.seconds, "total_s": time.perf_counter() - self.started}
+
+
+@dataclass
+class Prepared:
+    """The batch as tagging gets it, and what the driver learned preparing it."""
+
+    combined: DataFrame
+    input_records: int
+    partitions: list[str]
+    records: int | None  # after pre-combining (None: the writes combine and count them)
+    # the counters the writes add per combined record, when they combine (throughput
+    # mode and :meth:`SparkAdapter.writer_combine`); None: the batch is pre-combined
+    writer_combine: tuple[str, ...] | None = None
+
+
+@dataclass
+class Upsert:
+    """One upsert's fixed inputs, shared by the plan's steps."""
+
+    spark: SparkSession
+    table: Table
+    index: RecordIndex
+    snapshot: Snapshot
+    base_partitions: int
+    owned: bool  # the caller did not cache the batch: the driver may persist it
+
+    def size_shuffles(self, rows: int) -> None:
+        """The batch's shuffles get one partition per 128 MiB when that is more."""
+        avg = sizing.average_record_size(self.snapshot.commits, self.index.sizing())
+        self.spark.conf.set("spark.sql.shuffle.partitions",
+                            str(shuffle_partitions_for(self.base_partitions, rows * avg)))
+
+
+def _mark_deletes(batch: DataFrame) -> DataFrame:
+    """A null delete marker is "not a delete", as Hudi reads it."""
+    if IS_DELETED in batch.columns:
+        return batch.withColumn(IS_DELETED, F.coalesce(F.col(IS_DELETED), F.lit(False)))
+    return batch
+
+
+class PhasedPlan:
+    """Each step is materialized before the next, so each timer covers its own work
+    only (Hudi's write metrics likewise time the index lookup on its own). The batch and
+    its pre-combined form go to disk: each is read once or twice, and in memory they
+    would squeeze the pre-combine's sort and the tagged cache out of the heap (a
+    10M-record initial load ran out of a 4 GB driver)."""
+
+    timing = TIMING_PHASES
+
+    def prepare(self, up: Upsert, batch: DataFrame, clock: Clock, release: list) -> Prepared:
+        cfg = up.table.config
+        with clock.step("generate_s", since_start=True):
+            if up.owned:
+                batch = batch.persist(StorageLevel.DISK_ONLY)
+                release.append(batch.unpersist)
+            rows = batch.count()
+        up.size_shuffles(rows)
+        with clock.step("validate_s"):
+            input_records, partitions, _ = validate_batch(batch, cfg, up.snapshot.schema,
+                                                          up.snapshot.partitions())
+        with clock.step("precombine_s"):
+            combined = precombine_batch(_mark_deletes(batch), cfg)
+            combined = combined.persist(StorageLevel.DISK_ONLY)
+            release.append(combined.unpersist)
+            records = combined.count()
+        for drop in release[:-1]:  # the batch: read for the last time
+            drop()
+        del release[:-1]
+        return Prepared(combined, input_records, partitions, records)
+
+    def tagged(self, tagged: DataFrame, counters: Any, cached: list) -> dict:
+        """Tagging runs now, on its own; the caller's inputs are dropped after it."""
+        try:
+            tagged.count()
+        finally:
+            for drop in cached:  # tagged is cached by now (or the batch failed)
+                safely(drop)
+            cached.clear()
+        return dict(counters.value)
+
+    def written(self, counters: Any, counts: dict) -> dict:
+        return counts
+
+
+class ThroughputPlan:
+    """Spark fuses the steps: generate, tag, plan and write run in as few jobs as the
+    plan allows; nothing is materialized but what is read twice, and the pre-combine is
+    skipped when the validation job finds no duplicate key, or when the index's tagging
+    places each key alone (:meth:`SparkAdapter.writer_combine`: each file group's write
+    combines its records)."""
+
+    timing = TIMING_TOTAL
+
+    def prepare(self, up: Upsert, batch: DataFrame, clock: Clock, release: list) -> Prepared:
+        cfg = up.table.config
+        combine = up.index.spark.writer_combine(up.table, batch.columns)
+        input_records, partitions, records = validate_batch(
+            batch, cfg, up.snapshot.schema, up.snapshot.partitions(),
+            distinct_keys=combine is None)
+        up.size_shuffles(input_records)
+        batch = _mark_deletes(batch)
+        if combine is not None:  # the arrival order, for the writes' ties
+            combined = batch.withColumn(ARRIVAL_COL, F.monotonically_increasing_id())
+        elif records == input_records:  # no duplicate (partition, key): nothing to combine
+            combined = batch
+        else:  # the arrival order must be read once: the batch is kept while it is used
+            if up.owned:
+                batch = batch.persist(StorageLevel.DISK_ONLY)
+                release.append(batch.unpersist)
+            combined = precombine_batch(batch, cfg)
+        return Prepared(combined, input_records, partitions, records, combine)
+
+    def tagged(self, tagged: DataFrame, counters: Any, cached: list) -> dict:
+        """Tagging runs inside the plan's and the write's jobs: nothing to count yet."""
+        return {}
+
+    def written(self, counters: Any, counts: dict) -> dict:
+        """The tag tasks ran inside the plan's and the write's jobs: their counts now."""
+        return {**dict(counters.value), **counts}
+
+
+PLANS = {TIMING_PHASES: PhasedPlan, TIMING_TOTAL: ThroughputPlan}
 
 
 def upsert(spark: SparkSession, table: Table, index: RecordIndex, batch: DataFrame,
@@ -428,10 +617,9 @@ def upsert(spark: SparkSession, table: Table, index: RecordIndex, batch: DataFra
     when the caller entered it first (a run).
 
     ``timing``: ``"phases"`` materializes each phase before the next, so each has its
-    own seconds; ``"total"`` (throughput mode) lets Spark fuse them (generate, tag, plan
-    and write run in as few jobs as the plan allows, the pre-combine is skipped when the
-    validation job finds no duplicate key), keeps ``total_s`` and leaves the phase
-    timers empty. Every counter is the same in both.
+    own seconds (:class:`PhasedPlan`); ``"total"`` (throughput mode,
+    :class:`ThroughputPlan`) lets Spark fuse them, keeps ``total_s`` and leaves the
+    phase timers empty. Every counter is the same in both.
     """
     if timing not in TIMINGS:
         raise ValueError(f"timing must be one of {', '.join(TIMINGS)}, not {timing!r}")
@@ -439,70 +627,19 @@ def upsert(spark: SparkSession, table: Table, index: RecordIndex, batch: DataFra
     try:
         with index.resources(table):  # what the index needs running (its server)
             return _upsert(spark, table, index, batch, batch_no, extra_metadata,
-                           int(base_partitions), operation, timing == TIMING_TOTAL)
+                           int(base_partitions), operation, PLANS[timing]())
     finally:
         spark.conf.set("spark.sql.shuffle.partitions", base_partitions)
 
 
 def _upsert(spark: SparkSession, table: Table, index: RecordIndex, batch: DataFrame,
             batch_no: int, extra_metadata: dict[str, str] | None,
-            base_partitions: int, operation: str, fused: bool) -> BatchResult:
-    cfg = table.config
-    t_start = time.perf_counter()
-    snapshot = table.snapshot()
-    # Each phase is materialized before the next starts, so each timer covers its own
-    # work only (Hudi's write metrics likewise time the index lookup on its own). The
-    # batch and its pre-combined form go to disk: each is read once or twice, and in
-    # memory they would squeeze the pre-combine's sort and the tagged cache out of the
-    # heap (a 10M-record initial load ran out of a 4 GB driver). Fused (throughput
-    # mode): nothing is materialized but what is read twice.
-    owned = not batch.is_cached
+            base_partitions: int, operation: str, plan) -> BatchResult:
+    clock = Clock(timed=plan.timing == TIMING_PHASES)
+    up = Upsert(spark, table, index, table.snapshot(), base_partitions, not batch.is_cached)
     release: list = []  # what stays cached until the batch is written
-    phases: dict[str, float | None] = dict.fromkeys(("generate_s", "validate_s",
-                                                     "precombine_s"))
-    # throughput mode, an index whose tagging places each key alone: no pre-combine, no
-    # count of distinct keys; each file group's write combines its records
-    combine_counters = index.spark.writer_combine(table, batch.columns) if fused else None
-    in_writer = combine_counters is not None
     try:
-        if fused:
-            input_records, partitions, records = validate_batch(
-                batch, cfg, snapshot.schema, snapshot.partitions(), distinct_keys=not in_writer)
-            rows = input_records
-        else:
-            if owned:
-                batch = batch.persist(StorageLevel.DISK_ONLY)
-                release.append(batch.unpersist)
-            rows = batch.count()
-            phases["generate_s"] = time.perf_counter() - t_start
-        avg = sizing.average_record_size(snapshot.commits, index.sizing())
-        spark.conf.set("spark.sql.shuffle.partitions",
-                       str(shuffle_partitions_for(base_partitions, rows * avg)))
-        if not fused:
-            t0 = time.perf_counter()
-            input_records, partitions, _ = validate_batch(batch, cfg, snapshot.schema,
-                                                          snapshot.partitions())
-            phases["validate_s"] = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        if IS_DELETED in batch.columns:  # a null marker is "not a delete", as Hudi reads it
-            batch = batch.withColumn(IS_DELETED, F.coalesce(F.col(IS_DELETED), F.lit(False)))
-        if not fused:
-            combined = precombine_batch(batch, cfg).persist(StorageLevel.DISK_ONLY)
-            release.append(combined.unpersist)
-            records = combined.count()
-            phases["precombine_s"] = time.perf_counter() - t0
-            for drop in release[:-1]:  # the batch: read for the last time
-                drop()
-            del release[:-1]
-        elif in_writer:  # the arrival order, for the writes' ties (the pre-combine's own)
-            combined = batch.withColumn(ARRIVAL_COL, F.monotonically_increasing_id())
-        elif records == input_records:  # no duplicate (partition, key): nothing to combine
-            combined = batch
-        else:  # the arrival order must be read once: the batch is kept while it is used
-            if owned:
-                batch = batch.persist(StorageLevel.DISK_ONLY)
-                release.append(batch.unpersist)
-            combined = precombine_batch(batch, cfg)
+        prep = plan.prepare(up, batch, clock, release)
     except BaseException:
         for drop in release:
             safely(drop)
@@ -512,119 +649,111 @@ def _upsert(spark: SparkSession, table: Table, index: RecordIndex, batch: DataFr
         for instant in started:
             index.spark.after_commit(instant, ok=False)
 
-    action = DELTA_COMMIT if cfg.table_type == MERGE_ON_READ else COMMIT
+    action = DELTA_COMMIT if table.config.table_type == MERGE_ON_READ else COMMIT
+    metadata = {SPARK_SCHEMA_KEY: data_schema(batch.schema).json(), **(extra_metadata or {})}
     try:
         with undone_on_failure(spark, table, f"batch {batch_no}", failed):
             instant = table.start_instant(action)
-            stats, counts, timings, combined_records = _write_instant(
-                spark, table, index, snapshot, instant, combined, partitions,
-                {SPARK_SCHEMA_KEY: data_schema(batch.schema).json(), **(extra_metadata or {})},
-                operation, action, release, fused, combine_counters)
+            stats, counts, combined_records = _write_instant(
+                up, instant, prep, metadata, operation, action, release, plan, clock)
     finally:
         for drop in release:
             safely(drop)
     index_after = index.spark.after_commit(instant, ok=True)
-    if in_writer:
-        records = combined_records
-
     after = table.snapshot()
     metrics = upsert_row(
-        batch_no=batch_no, instant=instant, input_records=input_records, records=records,
-        partitions_touched=len(partitions), counts=counts,
-        writes=WriteTotals.from_stats(stats), after=after,
-        timings={**phases, **timings, "total_s": time.perf_counter() - t_start},
+        batch_no=batch_no, instant=instant, input_records=prep.input_records,
+        records=prep.records if combined_records is None else combined_records,
+        partitions_touched=len(prep.partitions), counts=counts,
+        writes=WriteTotals.from_stats(stats), after=after, timings=clock.timings(),
         index_counters=index.counter_columns())
-    metrics["timing"] = TIMING_TOTAL if fused else TIMING_PHASES
+    metrics["timing"] = plan.timing
     metrics.update(index.table_metrics(after))
     metrics.update(index_after)
     return BatchResult(instant, metrics, stats)
 
 
-def _write_instant(spark: SparkSession, table: Table, index: RecordIndex, snapshot: Snapshot,
-                   instant: str, combined: DataFrame, partitions: list[str],
-                   extra_metadata: dict[str, str], operation: str, action: str,
-                   cached: list, fused: bool = False,
-                   combine_counters: tuple[str, ...] | None = None
-                   ) -> tuple[list[dict], dict, dict[str, float | None], int | None]:
+def _write_instant(up: Upsert, instant: str, prep: Prepared, extra_metadata: dict[str, str],
+                   operation: str, action: str, cached: list, plan, clock: Clock
+                   ) -> tuple[list[dict], dict, int | None]:
     """Tag, plan, write, update the index and complete ``instant``: everything between
     the inflight file and the commit file, which a failure undoes as a whole.
 
-    ``cached``: the caller's cached inputs, dropped here once the tagged records are
-    (phases: after tagging); ``fused``: no phase is materialized on its own, the
-    tagged records are cached by the first job that reads them. ``combine_counters``:
-    ``combined`` is not pre-combined, the writes combine it
-    (:meth:`SparkAdapter.writer_combine`); the tagged records are read once, so never
-    cached, and the records left after combining are returned (else None)."""
+    ``cached``: the caller's cached inputs, dropped once the tagged records are (the
+    plan decides when). When the writes combine the batch (``prep.writer_combine``), the
+    tagged records are read once, so never cached, and the records left after combining
+    are returned (else None)."""
+    spark, table, index, snapshot = up.spark, up.table, up.index, up.snapshot
     counters = new_counters(spark)
-    in_writer = combine_counters is not None
-    ctx = TagContext(spark, table, snapshot, instant, partitions, counters,
+    in_writer = prep.writer_combine is not None
+    ctx = TagContext(spark, table, snapshot, instant, prep.partitions, counters,
                      combined_in_writer=in_writer)
-    writer_combine = WriterCombine(counters, combine_counters,
+    writer_combine = WriterCombine(counters, prep.writer_combine,
                                    spark.sparkContext.accumulator(0)) if in_writer else None
-    t0 = time.perf_counter()
-    tagged = index.spark.tag_location(combined, ctx)
-    if IS_DELETED in tagged.columns:  # a delete of a key the index did not find
-        tagged = tagged.where(F.col(FILE_ID_COL).isNotNull() | ~F.col(IS_DELETED))
-    if not in_writer:
-        tagged = tagged.persist(StorageLevel.MEMORY_AND_DISK)
-    tag_s = write_s = commit_s = None
-    counts: dict = {}
-    if not fused:
-        try:
-            tagged.count()
-        finally:
-            for drop in cached:  # tagged is cached by now (or the batch failed)
-                safely(drop)
-            cached.clear()
-        tag_s = time.perf_counter() - t0
-        counts = dict(counters.value)
-
-    planned, release, inserts = tagged, [], None
-    base_writes: set[tuple[str, str]] = set()
+    with clock.step("tag_s"):
+        tagged = index.spark.tag_location(prep.combined, ctx)
+        if IS_DELETED in tagged.columns:  # a delete of a key the index did not find
+            tagged = tagged.where(F.col(FILE_ID_COL).isNotNull() | ~F.col(IS_DELETED))
+        if not in_writer:
+            tagged = tagged.persist(StorageLevel.MEMORY_AND_DISK)
+        counts = plan.tagged(tagged, counters, cached)
+    release: list = []
     try:
-        if not index.assigns_inserts:
-            planned, plan_counts, base_writes, inserts = plan_inserts(
-                tagged, table, snapshot, index, spark, instant, release)
-            counts.update(plan_counts)
-        else:  # the groups the index itself sent inserts to
-            base_writes = set(ctx.insert_groups)
-        t1 = time.perf_counter()
-        stats = write_file_groups(planned, table, index, instant, spark, snapshot,
-                                  partitions, ctx.pending_groups, base_writes, writer_combine)
-        if fused:  # the tag tasks ran inside the plan's and the write's jobs
-            counts = {**dict(counters.value), **counts}
-        else:
-            write_s = time.perf_counter() - t1
+        planned, inserts, base_writes = _place_inserts(up, ctx, tagged, counts, release)
+        with clock.step("write_s"):
+            stats = write_file_groups(planned, table, index, instant, spark, snapshot,
+                                      prep.partitions, ctx.pending_groups, base_writes,
+                                      writer_combine)
+        counts = plan.written(counters, counts)
         crash_if("after_write")
-
-        t2 = time.perf_counter()
-        live = tagged.where(~F.col(IS_DELETED)) if IS_DELETED in tagged.columns else tagged
-        extra = index.spark.update_location(CommitContext(spark, table, instant, stats, live,
-                                                          inserts=inserts))
-        for drop in release:  # the planned inserts were read for the last time
-            drop()
-        release = []
-        metadata = {
-            "operationType": operation,
-            "partitionToWriteStats": stats_by_partition(stats),
-            "extraMetadata": {**extra_metadata, **extra},
-        }
-        hang_if(HANG_BEFORE_COMMIT)  # a test's kill -9 while the instant is inflight
-        crash_if("before_commit")
-        table.complete_instant(instant, metadata, action)
-        if not fused:
-            commit_s = time.perf_counter() - t2
+        with clock.step("commit_s"):
+            _commit(up, instant, stats, tagged, inserts, release,
+                    {"operationType": operation, "extraMetadata": extra_metadata}, action)
     finally:
         for drop in release:
             safely(drop)
         safely(tagged.unpersist)
-    # writes to file groups not visible yet (a pending resize's dual writes) are counted
-    # apart, by the index: the batch's records, inserts and updates are the visible
-    # file groups'
-    if ctx.pending_groups:
-        pending = [s for s in stats if (s["partitionPath"], s["fileId"]) in ctx.pending_groups]
-        counts.update(index.spark.pending_write_counts(pending))
-        stats = [s for s in stats
-                 if (s["partitionPath"], s["fileId"]) not in ctx.pending_groups]
-    return (stats, counts, {"tag_s": tag_s, "write_s": write_s, "commit_s": commit_s},
-            writer_combine.records.value if writer_combine else None)
+    stats = _pending_writes_apart(index, ctx, stats, counts)
+    return stats, counts, writer_combine.records.value if writer_combine else None
+
+
+def _place_inserts(up: Upsert, ctx: TagContext, tagged: DataFrame, counts: dict,
+                   release: list) -> tuple[DataFrame, DataFrame | None, set[tuple[str, str]]]:
+    """The tagged records with every insert placed: by the insert planner, or where the
+    index itself sent them (``assigns_inserts``). Returns them, the planned inserts alone
+    (None: none planned) and the file groups inserts go to."""
+    if up.index.assigns_inserts:
+        return tagged, None, set(ctx.insert_groups)
+    planned, plan_counts, base_writes, inserts = plan_inserts(
+        tagged, up.table, up.snapshot, up.index, up.spark, ctx.instant, release)
+    counts.update(plan_counts)
+    return planned, inserts, base_writes
+
+
+def _commit(up: Upsert, instant: str, stats: list[dict], tagged: DataFrame,
+            inserts: DataFrame | None, release: list, metadata: dict, action: str) -> None:
+    """Update the index after the write, then complete the instant with its write stats."""
+    live = tagged.where(~F.col(IS_DELETED)) if IS_DELETED in tagged.columns else tagged
+    extra = up.index.spark.update_location(CommitContext(up.spark, up.table, instant, stats,
+                                                         live, inserts=inserts))
+    for drop in release:  # the planned inserts were read for the last time
+        drop()
+    release.clear()
+    metadata = {"operationType": metadata["operationType"],
+                "partitionToWriteStats": stats_by_partition(stats),
+                "extraMetadata": {**metadata["extraMetadata"], **extra}}
+    hang_if(HANG_BEFORE_COMMIT)  # a test's kill -9 while the instant is inflight
+    crash_if("before_commit")
+    up.table.complete_instant(instant, metadata, action)
+
+
+def _pending_writes_apart(index: RecordIndex, ctx: TagContext, stats: list[dict],
+                          counts: dict) -> list[dict]:
+    """Writes to file groups not visible yet (a pending resize's dual writes) are
+    counted apart, by the index: the batch's records, inserts and updates are the
+    visible file groups'. Returns the visible groups' stats."""
+    if not ctx.pending_groups:
+        return stats
+    pending = [s for s in stats if (s["partitionPath"], s["fileId"]) in ctx.pending_groups]
+    counts.update(index.spark.pending_write_counts(pending))
+    return [s for s in stats if (s["partitionPath"], s["fileId"]) not in ctx.pending_groups]
