@@ -24,11 +24,13 @@ import tempfile
 from typing import Any
 
 import indexes
+from indexes import roles
 
 _sizes = [int(x) for x in
           os.environ.get("INDEXBENCH_ASV_HUDI_SIZES", "1000000,3,100000").split(",")]
 SIZES = {"initial_records": _sizes[0], "batches": _sizes[1], "batch_size": _sizes[2]}
-SHARED = [n for n in indexes.names() if indexes.index_class(n).HUDI is not None]
+SHARED = [n for n in indexes.names()
+          if roles.hudi_counterpart(indexes.index_class(n)) is not None]
 INDEXES = [n.strip() for n in os.environ.get("INDEXBENCH_ASV_HUDI_INDEXES",
                                               ",".join(SHARED)).split(",") if n.strip()]
 TYPES = [t.strip() for t in os.environ.get("INDEXBENCH_ASV_HUDI_TYPES", "cow,mor").split(",")

@@ -20,6 +20,7 @@ import peers as peerlib
 import workloads
 from indexbench.batches import BATCH_KEY, WORKLOAD_KEY, committed_batches, workload_fingerprint
 from indexbench.workload_args import load_workload
+from indexes import roles
 from metrics import contract as m
 from metrics.contract import summary
 from tableformat.errors import IndexBenchError
@@ -110,7 +111,7 @@ def run(index: str = indexes.DEFAULT_INDEX, workload: str | workloads.Workload =
     from workloads.spark_source import batch_df
 
     # what the index needs running (an external server) lives as long as the run
-    with idx.resources(tbl), tbl:
+    with roles.resources(idx, tbl), tbl:
         first = _resume_point(tbl, fingerprint, index, table_uri, notify)
         for b in range(first, w.batches + 1):
             batch = batch_df(spark, w, b)
@@ -189,7 +190,7 @@ def stream(index: str = indexes.DEFAULT_INDEX, workload: str | workloads.Workloa
                                "tables": {index: table_uri}, "stream": settings})
 
     write_run_json()
-    with idx.resources(tbl), tbl:
+    with roles.resources(idx, tbl), tbl:
         first = _resume_point(tbl, workload_fingerprint(w), index, table_uri, notify)
         streaming.run_stream(spark, tbl, idx, w, landing_dir=landing_dir,
                              checkpoint=checkpoint, rate=rate,

@@ -15,6 +15,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table as RichTable
 
+from indexbench.cli_parsers import add_commands
 from indexbench.preflight import check_out_dir, check_out_file
 from metrics.contract import new_run_id
 
@@ -90,41 +91,11 @@ def with_table_type(sets: dict[str, dict[str, str]], table_type: str | None
     return sets
 
 
-def _add_run_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--workload", default="uniform", help="preset name or path to a TOML file")
-    p.add_argument("--batches", type=int, help="upsert batches after the initial load")
-    p.add_argument("--batch-size", type=int, help="records per upsert batch")
-    p.add_argument("--initial-records", type=int, help="records of the initial load (batch 0)")
-    p.add_argument("--seed", type=int, help="workload seed")
-    p.add_argument("--master", help="Spark master URL (default local[*])")
-    p.add_argument("--out", help="metrics directory (default out/<workload>-<run id>)")
-    p.add_argument("--set", action="append", metavar="KEY=VALUE", dest="sets",
-                   help="index parameter, e.g. hoodie.bucket.index.num.buckets=64 "
-                        "(prefix with INDEX: to aim at one index), or a table write "
-                        "config (hoodie.compact.inline.max.delta.commits=3); repeatable")
-    p.add_argument("--table-type", choices=("cow", "mor"),
-                   help="table type of new tables: cow (copy-on-write, the default) or "
-                        "mor (merge-on-read); an existing table keeps its own")
-    p.add_argument("--throughput", action="store_true",
-                   help="throughput mode: let Spark fuse the phases of each batch into "
-                        "fewer jobs (total_s kept, per-phase timers empty; counters "
-                        "unchanged)")
-
-
 def _timing(args: argparse.Namespace) -> str:
     """The driver's timing mode of ``--throughput``."""
     from indexbench.driver import TIMING_PHASES, TIMING_TOTAL
 
     return TIMING_TOTAL if args.throughput else TIMING_PHASES
-
-
-def _table_types(text: str) -> list[str]:
-    """``cow,mor`` → the table types, each checked (one clear error for a typo)."""
-    types = [t.strip().lower() for t in text.split(",") if t.strip()]
-    bad = [t for t in types if t not in ("cow", "mor")]
-    if bad or not types or len(set(types)) != len(types):
-        raise argparse.ArgumentTypeError(f"expected cow, mor or cow,mor, not {text!r}")
-    return types
 
 
 # the workload fields the command line sets, by the flag a user types
@@ -146,27 +117,6 @@ def _workload(args: argparse.Namespace):
         if sep and field in SIZE_FLAGS and getattr(args, field, None) is not None:
             raise IndexBenchError(f"{SIZE_FLAGS[field]}:{rest}") from None
         raise
-
-
-def _index_name(text: str) -> str:
-    """``--index``: a registered name; a typo gets the closest ones."""
-    import indexes
-    from tableformat.errors import IndexBenchError
-
-    try:
-        indexes.index_class(text)
-    except IndexBenchError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-    return text
-
-
-def _sizes(text: str) -> list[int]:
-    """``1e6,1e7,1000000000`` → integers (scientific notation accepted)."""
-    try:
-        return [int(float(x)) for x in text.split(",") if x.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected comma-separated sizes, not {text!r}") \
-            from None
 
 
 class _Bar(Progress):
@@ -389,6 +339,7 @@ def _remove_tables(out: str) -> int:
 def cmd_sim(args: argparse.Namespace) -> int:
     import indexes
     from indexbench import api
+    from indexbench.sim.options import declared_options
 
     if args.master:
         from tableformat.errors import IndexBenchError
@@ -408,9 +359,9 @@ def cmd_sim(args: argparse.Namespace) -> int:
         (w.batches + 1) * len(names) * len(args.sweep or [1]), names)
     with progress:
         df = api.sim(names, w, params={n: sets.get(n, {}) for n in names}, out=out,
-                     storage=args.storage, exact_bloom_keys=args.exact_bloom_keys,
-                     parallelism=args.parallelism, progress=on_batch, sweep=args.sweep,
-                     jobs=args.jobs, run_id=run_id)
+                     storage=args.storage, parallelism=args.parallelism, progress=on_batch,
+                     sweep=args.sweep, jobs=args.jobs, run_id=run_id,
+                     **{name: getattr(args, name) for name in declared_options()})
         done()
     _print_summary(df)
     console.print(f"metrics: {out}/metrics.parquet")
@@ -537,6 +488,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     import indexes
     from indexbench import api
     from indexbench.spark import get_session
+    from indexes import roles
     from tableformat.errors import IndexBenchError
     from tableformat.table import Table
 
@@ -547,7 +499,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
         # a table neither indexbench nor Hudi's writer made is refused here (its
         # properties); what an index of ours needs running (a server) is checked too
         if not table.config.written_by_hudi:
-            indexes.from_table_config(table.config).check_resources(uri)
+            roles.check_resources(indexes.from_table_config(table.config), uri)
     spark = get_session(args.master)
     failed = 0
     for uri in args.tables:
@@ -568,6 +520,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
 def cmd_list(args: argparse.Namespace) -> int:
     import indexes
     import workloads
+    from indexes import roles
 
     # list form, one parameter per line: a key a user must type is never cut to fit
     console.print("[bold]indexes[/bold] (parameters: --set KEY=VALUE, shown with defaults)")
@@ -577,7 +530,7 @@ def cmd_list(args: argparse.Namespace) -> int:
         for p in cls.PARAMS:
             default = str(p.default).lower() if p.type is bool else p.default
             console.print(f"  {p.key}={default}", soft_wrap=True, highlight=False)
-        for s in cls.SERVICES:
+        for s in roles.services(cls):
             when = ", ".join(w for w, on in (("after each commit", s.inline),
                                              (f"indexbench {s.command}", s.command)) if on)
             console.print(f"  table service [bold]{s.name}[/bold] ({when}): {s.help}",
@@ -586,26 +539,6 @@ def cmd_list(args: argparse.Namespace) -> int:
     for name in workloads.presets():
         console.print(f"  [bold]{name}[/bold]: {workloads.describe(name)}")
     return 0
-
-
-def add_service_options(p: argparse.ArgumentParser, command: str) -> None:
-    """The options every index declares for ``command``'s table service, each help
-    prefixed with the indexes that take it."""
-    import indexes
-
-    for declared in indexes.command_options(command).values():
-        opt = declared[0][1]
-        kwargs: dict[str, Any] = {
-            "dest": opt.dest, "help": "; ".join(f"{name}: {o.help}" for name, o in declared)}
-        if opt.type is not str:
-            kwargs["type"] = opt.type
-        if opt.choices:
-            kwargs["choices"] = list(opt.choices)
-        if opt.metavar:
-            kwargs["metavar"] = opt.metavar
-        if opt.repeatable:
-            kwargs["action"] = "append"
-        p.add_argument(opt.flag, **kwargs)
 
 
 def cmd_rescale(args: argparse.Namespace) -> int:
@@ -667,6 +600,7 @@ def _print_fidelity(run_dir: str, simulate: bool = True) -> pd.DataFrame:
 def cmd_fidelity(args: argparse.Namespace) -> int:
     """A compare beside Hudi's writer (or a given one), checked figure by figure."""
     import indexes
+    from indexes import roles
     from peers import hudi as hudi_peer
     from reports.fidelity import FAIL, FIDELITY_CSV
     from tableformat.errors import IndexBenchError
@@ -675,14 +609,14 @@ def cmd_fidelity(args: argparse.Namespace) -> int:
         names = [n.strip() for n in (args.indexes or "").split(",") if n.strip()] or \
             hudi_peer.counterpart_indexes()
         check_indexes(names, {})
-        without = [n for n in names if indexes.index_class(n).HUDI is None]
+        without = [n for n in names if roles.hudi_counterpart(indexes.index_class(n)) is None]
         if without:
             raise IndexBenchError(f"--indexes {','.join(without)}: no Hudi counterpart to "
                                   "check against (these have one: "
                                   f"{', '.join(hudi_peer.counterpart_indexes())})")
         args.indexes = ",".join(names)
         args.sets = [f"{n}:{k}={v}" for n in names
-                     for k, v in indexes.index_class(n).HUDI.fidelity_params
+                     for k, v in roles.hudi_counterpart(indexes.index_class(n)).fidelity_params
                      ] + list(args.sets or [])  # the run's own --set wins
         # the counterparts' series only: Hudi's default index (hudi-simple) has no
         # index of ours to check against
@@ -718,174 +652,15 @@ def cmd_hudi_read(args: argparse.Namespace) -> int:
     return 1 if (_print_hudi_reads(args.run_dir)["status"] == FAIL).any() else 0
 
 
-def _command(sub, name: str, help: str) -> argparse.ArgumentParser:  # noqa: A002
-    """A subcommand whose ``--help`` page opens with the same sentence as the list."""
-    p = sub.add_parser(name, help=help, description=help[:1].upper() + help[1:] + ".")
-    p.add_argument("--verbose", action="store_true",
-                   help="show Spark's and the JVM's own logging (INDEXBENCH_VERBOSE=1)")
-    return p
-
-
 def build_parser() -> argparse.ArgumentParser:
-    import indexes
-
+    """The command line: every command's parser (:mod:`indexbench.cli_parsers`), each
+    calling its ``cmd_*`` function here."""
     parser = _Parser(prog="indexbench", description=__doc__)
-    sub = parser.add_subparsers(dest="command", required=True)
-    p = _command(sub, "run", help="run a workload through one index")
-    p.add_argument("--index", required=True, type=_index_name,
-                   help=f"one of {', '.join(indexes.names())}")
-    p.add_argument("--table", help="table path or URI (default <out>/tables/<index>)")
-    _add_run_options(p)
-    p.set_defaults(func=cmd_run)
-    p = _command(sub, "stream", help="stream a workload's batches through one index with "
-                                      "Structured Streaming, exactly once")
-    p.add_argument("--index", required=True, type=_index_name,
-                   help=f"one of {', '.join(indexes.names())}")
-    p.add_argument("--table", help="table path or URI (default <out>/tables/<index>)")
-    _add_run_options(p)
-    p.add_argument("--rate", type=float, metavar="BATCHES_PER_S",
-                   help="batches the producer lands per second (default: each batch once "
-                        "the one before is committed)")
-    p.add_argument("--trigger-interval", metavar="INTERVAL",
-                   help="one micro-batch per interval, e.g. '2 seconds', holding what landed "
-                        "meanwhile (default: one micro-batch per landed batch)")
-    p.add_argument("--checkpoint", help="Spark checkpoint location (default "
-                                        "<table>/.hoodie/.streaming_checkpoint)")
-    p.add_argument("--landing", help="the folder the producer lands batches in (default "
-                                     "<out>/landing)")
-    p.set_defaults(func=cmd_stream)
-    p = _command(sub, "compare", help="run several indexes on identical batches")
-    p.add_argument("--indexes", help=f"comma-separated (default {','.join(indexes.names())})")
-    p.add_argument("--peers", metavar="NAME[,NAME]",
-                   help="also run these on the same batches: 'hudi' (Apache Hudi's own "
-                        "Spark writer, a series hudi-<index> beside each index Hudi has, "
-                        "and hudi-simple; needs mvn, which fetches its bundle on first "
-                        "use), 'delta' (delta-rs MERGE, series delta-merge), 'paimon' "
-                        "(Apache Paimon, series paimon-fixed and paimon-dynamic), or one "
-                        "series by name; delta and paimon need pip install -e \".[peers]\"")
-    p.add_argument("--table-types", metavar="TYPE[,TYPE]", type=_table_types,
-                   help="run every index once per table type on the same batches, e.g. "
-                        "cow,mor (series bloom and bloom (mor))")
-    p.add_argument("--keep-tables", action=argparse.BooleanOptionalAction, default=True,
-                   help="keep the tables under OUT/tables after the run (default: keep; "
-                        "--no-keep-tables deletes them once metrics and report are written)")
-    p.add_argument("--query", action=argparse.BooleanOptionalAction, default=True,
-                   help="after the upserts, query every table: 100 point lookups, the "
-                        "group-by and a self-join on the index key (default: on; "
-                        "--no-query skips it; `indexbench query` runs more)")
-    _add_run_options(p)
-    p.set_defaults(func=cmd_compare)
-    p = _command(sub, "fidelity", help="check our counters against Apache Hudi's own "
-                                        "writer and the simulator on the same batches")
-    p.add_argument("run_dir", nargs="?", metavar="RUN_DIR",
-                   help="a compare run made with --peers hudi, tables kept (default: run "
-                        "one first, into --out)")
-    p.add_argument("--indexes", help="comma-separated (default: every index Hudi has)")
-    p.add_argument("--table-types", metavar="TYPE[,TYPE]", type=_table_types,
-                   help="table types of the compare it runs (default cow,mor)")
-    p.add_argument("--sim", action=argparse.BooleanOptionalAction, default=True,
-                   help="also simulate the same batches (the simulator's column)")
-    p.add_argument("--strict", action="store_true",
-                   help="exit 1 when a check misses its tolerance unexplained or a read "
-                        "differs from the oracle")
-    p.add_argument("--reads", action=argparse.BooleanOptionalAction, default=True,
-                   help="also read every kept table of ours with Hudi's reader (snapshot, "
-                        "read-optimized, incremental, time travel) against the oracle, "
-                        "as `indexbench hudi-read` does")
-    _add_run_options(p)
-    p.set_defaults(func=cmd_fidelity)
-    p = _command(sub, "hudi-read", help="read every kept table of a run with Apache Hudi's "
-                                         "own Spark reader and hold each query against the "
-                                         "workload's oracle; exit 1 if one differs")
-    p.add_argument("run_dir", metavar="RUN_DIR", help="a run made with its tables kept")
-    p.set_defaults(func=cmd_hudi_read)
-    p = _command(sub, "sim", help="simulate indexes without Spark (model table, up to "
-                                   "billions of keys); same metrics contract, run_mode=sim")
-    p.add_argument("--index", help="one index (same as --indexes NAME)")
-    p.add_argument("--indexes", help=f"comma-separated (default {','.join(indexes.names())})")
-    _add_run_options(p)
-    p.add_argument("--storage", default="local",
-                   help="cost profile: local, hdfs, s3 or a JSON file from `calibrate`")
-    p.add_argument("--exact-bloom-keys", type=int, default=2_000_000,
-                   help="bloom: build real filters while the table holds at most this many "
-                        "keys; above it, false positives are drawn at each filter's "
-                        "theoretical rate")
-    p.add_argument("--parallelism", type=int,
-                   help="cores of the modelled executors (default: this machine's)")
-    p.add_argument("--sweep", type=_sizes, metavar="N1,N2,...",
-                   help="run once per initial table size (batches scaled alike) into one "
-                        "metrics file: the points of scale.png (cost vs table size)")
-    p.add_argument("--jobs", type=int, default=1,
-                   help="simulate this many indexes at once, one process each (default 1)")
-    p.add_argument("--no-report", action="store_true", help="skip the HTML report")
-    p.set_defaults(func=cmd_sim)
-    p = _command(sub, "query", help="point lookups, group-by and join on tables run/compare "
-                                     "wrote: files read, latency, shuffle bytes per index")
-    p.add_argument("tables", nargs="+", metavar="TABLE")
-    p.add_argument("--queries", default="lookup,groupby,join",
-                   help="comma-separated: lookup, groupby, join (default all)")
-    p.add_argument("--keys", type=int, default=1000,
-                   help="keys to look up: half inserted by the workload, half never (default "
-                        "1000)")
-    p.add_argument("--batch-keys", type=int, default=100,
-                   help="keys per lookup batch, one Spark job each (default 100)")
-    p.add_argument("--repeat", type=int, default=3,
-                   help="runs of each group-by/join plan; seconds are their median (default 3)")
-    p.add_argument("--join-with", metavar="TABLE",
-                   help="join each table with this one (default: with itself)")
-    p.add_argument("--query-type", choices=("snapshot", "read_optimized"),
-                   help="Hudi's hoodie.datasource.query.type: snapshot (default: base and "
-                        "log files merged) or read_optimized (base files only)")
-    p.add_argument("--set", action="append", metavar="KEY=VALUE", dest="sets",
-                   help="a query option under Hudi's key: "
-                        "hoodie.datasource.query.type=snapshot|read_optimized")
-    p.add_argument("--workload", help="the workload that wrote the tables (default: the "
-                                      "run.json of their run); with --batches etc. as run")
-    p.add_argument("--batches", type=int)
-    p.add_argument("--batch-size", type=int)
-    p.add_argument("--initial-records", type=int)
-    p.add_argument("--seed", type=int)
-    p.add_argument("--master", help="Spark master URL (default local[*])")
-    p.add_argument("--out", help="metrics directory to append to (default: the tables' run "
-                                 "directory, else out/query-<run id>)")
-    p.set_defaults(func=cmd_query)
-    p = _command(sub, "calibrate", help="fit the simulator's CPU/disk constants to a real run")
-    p.add_argument("run_dir", help="metrics directory of a real run (run/compare --out)")
-    p.add_argument("--out", help="write the fitted profile JSON here")
-    p.add_argument("--base", default="local", help="profile whose other constants are kept")
-    p.add_argument("--cores", type=int, help="executor cores of that run (default: this "
-                                             "machine's)")
-    p.set_defaults(func=cmd_calibrate)
-    p = _command(sub, "verify", help="check tables' invariants; exit 1 if any is violated")
-    p.add_argument("tables", nargs="+", metavar="TABLE")
-    p.add_argument("--master")
-    p.set_defaults(func=cmd_verify)
-    p = _command(sub, "rescale", help="rescale a table's buckets (one replacecommit; "
-                                       "the table's index must declare a rescale service)")
-    p.add_argument("table")
-    add_service_options(p, "rescale")
-    p.add_argument("--dry-run", action="store_true",
-                   help="print which partitions would be rewritten and how many files; "
-                        "write nothing")
-    p.add_argument("--out", help="append the metrics row to DIR/metrics.parquet")
-    p.add_argument("--master")
-    p.set_defaults(func=cmd_rescale)
-    p = _command(sub, "compact", help="compact a merge-on-read table: merge every file "
-                                       "slice's log files into a new base file")
-    p.add_argument("table")
-    p.add_argument("--out", help="append the metrics row to DIR/metrics.parquet")
-    p.add_argument("--master")
-    p.set_defaults(func=cmd_compact)
-    p = _command(sub, "report", help="figures + index.html from metrics dirs (and asv results)")
-    p.add_argument("dirs", nargs="*", metavar="DIR", help="metrics directories of runs")
-    p.add_argument("--out", help="report directory (default DIR/report, or ./report)")
-    p.add_argument("--asv", metavar="RESULTS_DIR", help="asv results dir: chart each track_*, "
-                   "time_* and peakmem_* benchmark over commits")
-    p.add_argument("--strict", action="store_true",
-                   help="unknown extra metrics columns are errors, not warnings")
-    p.set_defaults(func=cmd_report)
-    p = _command(sub, "list", help="indexes, their parameters and the workload presets")
-    p.set_defaults(func=cmd_list)
+    add_commands(parser, {
+        "run": cmd_run, "stream": cmd_stream, "compare": cmd_compare, "fidelity": cmd_fidelity,
+        "hudi-read": cmd_hudi_read, "sim": cmd_sim, "query": cmd_query,
+        "calibrate": cmd_calibrate, "verify": cmd_verify, "rescale": cmd_rescale,
+        "compact": cmd_compact, "report": cmd_report, "list": cmd_list})
     return parser
 
 

@@ -25,6 +25,7 @@ import pyarrow as pa
 from pyspark.sql import SparkSession
 
 from indexbench.writer import base_file_footer
+from indexes import roles
 from indexes.base import PendingService, RecordIndex, ServiceWork, TableService
 from tableformat import basefile as bf
 from tableformat.commit_metadata import COMMIT, COMPACTION
@@ -60,7 +61,7 @@ def execute(spark: SparkSession, table: Table, index: RecordIndex, the_plan: Com
     """Each task reads its file slices merged and writes their new base files."""
     cfg = table.config
     uri, key, order = table.uri, cfg.record_key_field, cfg.ordering_field
-    footer_fn = index.base_file_footer
+    footer_fn = roles.footer_writer(index)
     slices = list(the_plan.slices)
     # a few tasks per core, each compacting a share of the slices: a task per slice
     # costs more than it compacts when slices are small (bloom: hundreds of files)
@@ -136,7 +137,7 @@ class Compaction:
     def service_request(self, service: TableService, the_plan: CompactionPlan) -> bytes:
         """Hudi's ``HoodieCompactionPlan``, Avro (a log-only slice's write estimate is the
         index's ``hoodie.parquet.max.file.size``)."""
-        return the_plan.request(self.index.sizing().max_file_size)
+        return the_plan.request(roles.sizing_of(self.index).max_file_size)
 
     def execute_service(self, service: TableService, the_plan: CompactionPlan, spark,
                         table: Table, instant: str, counters) -> ServiceWork:

@@ -29,6 +29,7 @@ from indexbench.preflight import check_table_identity
 from indexbench.spark import shuffle_partitions_for
 from indexbench.writer import WRITE_STATS_ARROW, MergeSpec, merge_file_group
 from indexes import get as get_index
+from indexes import roles
 from indexes.base import (
     ARRIVAL_COL,
     BUCKET_COL,
@@ -260,7 +261,7 @@ def plan_inserts(tagged: DataFrame, table: Table, snapshot: Snapshot, index: Rec
 def _partition_plans(counts: dict[str, int], table: Table, snapshot: Snapshot,
                      index: RecordIndex) -> tuple[dict[str, Any], dict[str, float]]:
     """Hudi's per-partition insert plans on the driver, and the plan's counters."""
-    cfg, sizing_cfg = table.config, index.sizing()
+    cfg, sizing_cfg = table.config, roles.sizing_of(index)
     avg = sizing.average_record_size(snapshot.commits, sizing_cfg)
     smalls = sizing.small_file_candidates(snapshot.in_partitions(counts), cfg.table_type,
                                           index.CAN_INDEX_LOG_FILES, sizing_cfg)
@@ -282,7 +283,7 @@ def _assign_task(bc: Any, inserts: DataFrame, table: Table, index: RecordIndex,
     fid_field = to_arrow_schema(inserts.schema).field(FILE_ID_COL)
     data_cols = [c for c in inserts.columns
                  if c not in (FILE_ID_COL, BUCKET_COL, IS_DELETED, ARRIVAL_COL)]
-    sizing_cfg = index.sizing()
+    sizing_cfg = roles.sizing_of(index)
     max_size, ratio = sizing_cfg.max_file_size, sizing_cfg.compression_ratio
 
     def assign(group):
@@ -372,7 +373,8 @@ def write_file_groups(planned: DataFrame, table: Table, index: RecordIndex, inst
     or rollback too); on merge-on-read their records go to a new log file of the
     pending slice (:func:`pending_log_target`).
 
-    ``combined``: the batch was not pre-combined (:meth:`SparkAdapter.writer_combine`):
+    ``combined``: the batch was not pre-combined
+    (:meth:`~indexes.roles.CombinesInWriter.writer_combine`):
     each group's records are put back in arrival order (:data:`ARRIVAL_COL`), which the
     merge's and the append's own pre-combine keep for ties, and each group counts the
     records left after combining.
@@ -410,7 +412,7 @@ def _write_task(planned: DataFrame, table: Table, index: RecordIndex, instant: s
     spec = MergeSpec(table.uri, instant, cfg.record_key_field, cfg.partition_field,
                      cfg.ordering_field, data_schema)
     base_instants = {k: g.base_instant for k, g in pending.items()}
-    footer_fn = index.base_file_footer
+    footer_fn = roles.footer_writer(index)
     log_index = index.CAN_INDEX_LOG_FILES
     block_format = table.write_config.log_block_format
     avro_schema = avro_schema_json(data_schema_json(planned.select(data_cols).schema),
@@ -487,7 +489,7 @@ class Prepared:
     partitions: list[str]
     records: int | None  # after pre-combining (None: the writes combine and count them)
     # the counters the writes add per combined record, when they combine (throughput
-    # mode and :meth:`SparkAdapter.writer_combine`); None: the batch is pre-combined
+    # mode and ``CombinesInWriter.writer_combine``); None: the batch is pre-combined
     writer_combine: tuple[str, ...] | None = None
 
 
@@ -504,7 +506,7 @@ class Upsert:
 
     def size_shuffles(self, rows: int) -> None:
         """The batch's shuffles get one partition per 128 MiB when that is more."""
-        avg = sizing.average_record_size(self.snapshot.commits, self.index.sizing())
+        avg = sizing.average_record_size(self.snapshot.commits, roles.sizing_of(self.index))
         self.spark.conf.set("spark.sql.shuffle.partitions",
                             str(shuffle_partitions_for(self.base_partitions, rows * avg)))
 
@@ -564,14 +566,14 @@ class ThroughputPlan:
     """Spark fuses the steps: generate, tag, plan and write run in as few jobs as the
     plan allows; nothing is materialized but what is read twice, and the pre-combine is
     skipped when the validation job finds no duplicate key, or when the index's tagging
-    places each key alone (:meth:`SparkAdapter.writer_combine`: each file group's write
+    places each key alone (:class:`~indexes.roles.CombinesInWriter`: each file group's write
     combines its records)."""
 
     timing = TIMING_TOTAL
 
     def prepare(self, up: Upsert, batch: DataFrame, clock: Clock, release: list) -> Prepared:
         cfg = up.table.config
-        combine = up.index.spark.writer_combine(up.table, batch.columns)
+        combine = roles.writer_combine(up.index.spark, up.table, batch.columns)
         input_records, partitions, records = validate_batch(
             batch, cfg, up.snapshot.schema, up.snapshot.partitions(),
             distinct_keys=combine is None)
@@ -625,7 +627,7 @@ def upsert(spark: SparkSession, table: Table, index: RecordIndex, batch: DataFra
         raise ValueError(f"timing must be one of {', '.join(TIMINGS)}, not {timing!r}")
     base_partitions = spark.conf.get("spark.sql.shuffle.partitions")
     try:
-        with index.resources(table):  # what the index needs running (its server)
+        with roles.resources(index, table):  # what the index needs running (its server)
             return _upsert(spark, table, index, batch, batch_no, extra_metadata,
                            int(base_partitions), operation, PLANS[timing]())
     finally:
@@ -668,7 +670,7 @@ def _upsert(spark: SparkSession, table: Table, index: RecordIndex, batch: DataFr
         writes=WriteTotals.from_stats(stats), after=after, timings=clock.timings(),
         index_counters=index.counter_columns())
     metrics["timing"] = plan.timing
-    metrics.update(index.table_metrics(after))
+    metrics.update(roles.table_metrics(index, after))
     metrics.update(index_after)
     return BatchResult(instant, metrics, stats)
 
@@ -755,5 +757,5 @@ def _pending_writes_apart(index: RecordIndex, ctx: TagContext, stats: list[dict]
     if not ctx.pending_groups:
         return stats
     pending = [s for s in stats if (s["partitionPath"], s["fileId"]) in ctx.pending_groups]
-    counts.update(index.spark.pending_write_counts(pending))
+    counts.update(roles.pending_write_counts(index.spark, pending))
     return [s for s in stats if (s["partitionPath"], s["fileId"]) not in ctx.pending_groups]

@@ -18,6 +18,7 @@ from typing import Any
 import indexes
 import workloads
 from indexbench.batches import committed_batches, workload_fingerprint
+from indexes import roles
 from peers import hudi as hudi_peer
 from tableformat.errors import TableConfigError
 from tableformat.table import Table
@@ -36,7 +37,7 @@ def continue_with_hudi(path: str, w: workloads.Workload, *, logs_dir: str | None
     if cfg.written_by_hudi:
         raise TableConfigError(f"{path}: written by Hudi's own writer already")
     name = cfg.index_name
-    counterpart = indexes.index_class(name).HUDI
+    counterpart = roles.hudi_counterpart(indexes.index_class(name))
     if counterpart is None:
         raise TableConfigError(f"{path}: index {name} has no Hudi counterpart to continue "
                                "it with")

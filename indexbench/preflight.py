@@ -14,6 +14,7 @@ from typing import Any
 
 import pyarrow.fs as pafs
 
+from indexes import roles
 from tableformat import fs as tfs
 from tableformat.errors import IndexBenchError
 
@@ -74,7 +75,7 @@ def check_table(uri: str, index_name: str, params: dict[str, Any] | None = None,
     location is not a file (what it can say without writing). An existing table must
     have been created by this index with these parameters (:func:`check_table_identity`).
     What the index needs running for the table must be available
-    (:meth:`~indexes.base.RecordIndex.check_resources`: an external server's program or
+    (:meth:`~indexes.roles.ExternalResources.check_resources`: an external server's program or
     URL).
     """
     from tableformat.table import Table
@@ -101,7 +102,7 @@ def check_table(uri: str, index_name: str, params: dict[str, Any] | None = None,
         given = dict(params or {})
         WriteConfig.pop_from(given)  # the table's write configs are not the index's
         index = get(index_name, **given)
-    index.check_resources(uri)  # what the index needs running can run (its server)
+    roles.check_resources(index, uri)  # what the index needs running can run (its server)
 
 
 def check_table_identity(table: Any, index_name: str,

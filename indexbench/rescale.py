@@ -17,8 +17,8 @@ from pyspark.sql import SparkSession
 
 import indexes
 from indexbench import services
-from indexes.base import RecordIndex, TableService
-from indexes.bucket.rescale import RescaleError, RescalePlan
+from indexes import roles
+from indexes.base import RecordIndex, RescaleError, TableService
 from tableformat.errors import TableConfigError
 from tableformat.table import Table
 
@@ -30,7 +30,7 @@ def rescalable_index(table: Table) -> tuple[RecordIndex, TableService]:
     if not table.exists():
         raise TableConfigError(f"no table at {table.uri} (.hoodie/hoodie.properties is missing)")
     index = indexes.from_table_config(table.config)
-    service = next((s for s in index.SERVICES if s.command == COMMAND), None)
+    service = next((s for s in roles.services(index) if s.command == COMMAND), None)
     if service is None:
         kinds = " and ".join(
             f"{name} tables ({', '.join(o.flag for o in s.options)})"
@@ -64,7 +64,7 @@ def checked_options(index: RecordIndex, service: TableService,
 
 
 def plan_table_rescale(table: Table, index: RecordIndex, service: TableService,
-                       options: dict[str, Any]) -> RescalePlan:
+                       options: dict[str, Any]) -> Any:
     """Every argument checked against the committed snapshot; nothing is written."""
     plan = services.plan(table, index, service, checked_options(index, service, options))
     if plan is None:
@@ -106,16 +106,10 @@ def rescale_table(uri: str, mode: str | None = None, factor: Any = None,
     return row
 
 
-def dry_run_summary(index: RecordIndex, plan: RescalePlan) -> dict[str, Any]:
-    """What a rescale would do: per partition, its bucket counts and files to rewrite."""
-    files: dict[str, int] = {}
-    for s in plan.slices:
-        files[s.partition] = files.get(s.partition, 0) + 1
-    return {"index": index.name, "dry_run": True, "mode": plan.mode,
-            "partitions": [{"partition": p, "from_buckets": f, "to_buckets": t,
-                            "files": files.get(p, 0)} for p, (f, t) in sorted(plan.counts.items())],
-            "files": len(plan.slices), "from_buckets": plan.from_buckets,
-            "to_buckets": plan.to_buckets}
+def dry_run_summary(index: RecordIndex, plan: Any) -> dict[str, Any]:
+    """What a rescale would do, as its plan says (``plan.dry_run()``): per partition,
+    its bucket counts and files to rewrite."""
+    return {"index": index.name, "dry_run": True, **plan.dry_run()}
 
 
 def write_rescale_metrics(out: str, row: dict[str, Any], table_uri: str) -> None:

@@ -29,6 +29,7 @@ from pyspark.sql import SparkSession
 
 from indexbench.compaction import Compaction, table_services
 from indexbench.failed_write import undone_on_failure
+from indexes import roles
 from indexes.base import PendingService, RecordIndex, TableService
 from indexes.counters import ShuffleMeter, new_counters
 from metrics.rows import WriteTotals, service_row
@@ -38,18 +39,18 @@ from writeclient.faults import crash_if
 
 def services_of(table: Table, index: RecordIndex) -> tuple[TableService, ...]:
     """The index's declared services, then the table type's (compaction on MOR)."""
-    return (*index.SERVICES, *table_services(table))
+    return (*roles.services(index), *table_services(table))
 
 
 def _definition(index: RecordIndex, service: TableService) -> Any:
     """Who plans ``service``: the index, or the table type's service."""
-    return index if service in index.SERVICES else Compaction(index)
+    return index if service in roles.services(index) else Compaction(index)
 
 
 def _adapter(index: RecordIndex, service: TableService) -> Any:
     """Who executes and completes ``service``: the index's Spark adapter, or the table
     type's service."""
-    return index.spark if service in index.SERVICES else Compaction(index)
+    return index.spark if service in roles.services(index) else Compaction(index)
 
 
 def run_inline(spark: SparkSession, table: Table, index: RecordIndex,
@@ -176,5 +177,5 @@ def complete(spark: SparkSession, table: Table, index: RecordIndex, pending: Pen
         shuffle_bytes=pending.shuffle_bytes, shuffle_read_bytes=pending.shuffle_read_bytes,
         spark_jobs=pending.spark_jobs)
     row.update(adapter.service_figures(pending, before, after))
-    row.update(index.table_metrics(after))
+    row.update(roles.table_metrics(index, after))
     return row

@@ -20,6 +20,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 import indexes
+from indexes import roles
 from tableformat import basefile as bf
 from tableformat import partition_meta
 from tableformat.fs import exists
@@ -55,8 +56,8 @@ def check_base_file(table: Table, partition: str, path: str, expected_rows: int,
         problems.append(f"{path}: records with another _hoodie_partition_path")
     if index is None:  # written by Hudi's own writer: no index of ours to check
         return problems, keys
-    problems += [f"{path}: {p}" for p in index.verify_base_file(path, footer, keys)]
-    where = index.misplaced(data, partition, bf.BaseFileName.parse(path).file_id,
+    problems += [f"{path}: {p}" for p in roles.verify_base_file(index, path, footer, keys)]
+    where = roles.misplaced(index, data, partition, bf.BaseFileName.parse(path).file_id,
                             table.config, snapshot) if len(keys) else None
     if where:
         problems.append(f"{path}: {where}")
@@ -84,7 +85,7 @@ def check_slice(table: Table, s: FileSlice, index, snapshot) -> tuple[list[str],
     keys = frame[bf.RECORD_KEY].to_numpy(dtype=object)
     if (frame[bf.PARTITION_PATH] != s.partition).any():
         problems.append(f"{s.file_id} (merged): records with another _hoodie_partition_path")
-    where = index.misplaced(frame, s.partition, s.file_id, cfg, snapshot) if index else None
+    where = roles.misplaced(index, frame, s.partition, s.file_id, cfg, snapshot)
     if where:
         problems.append(f"{s.file_id} (merged with {len(s.logs)} log files): {where}")
     return problems, keys
@@ -98,13 +99,13 @@ def verify_table(spark: SparkSession, uri: str) -> list[str]:
     if table.config.written_by_hudi:
         return _verify(spark, table, None)
     index = indexes.from_table_config(table.config)
-    with index.resources(table):  # what the index needs running (an external server)
+    with roles.resources(index, table):  # what the index needs running (a server)
         return _verify(spark, table, index)
 
 
 def _verify(spark: SparkSession, table: Table, index) -> list[str]:
     snapshot = table.snapshot()
-    problems = index.spark.verify(spark, table, snapshot) if index else []
+    problems = roles.verify_state(index.spark, spark, table, snapshot) if index else []
     problems += partition_meta.missing(table.fs, table.root, snapshot.partitions())
     slices = list(snapshot.slices.values())
     if not slices:

@@ -61,13 +61,15 @@ def _as_arrow(records: pa.Table | pd.DataFrame, schema: pa.Schema) -> pa.Table:
     return records.select(schema.names).cast(schema)
 
 
-def base_file_footer(records: pa.Table, footer_fn: Callable[[pa.Array], tuple[dict[str, str], int]]
+def base_file_footer(records: pa.Table,
+                     footer_fn: Callable[[pa.Array], tuple[dict[str, str], int]] | None
                      ) -> tuple[dict[str, str], int, str | None, str | None]:
     """A base file's footer (the index's entries and Hudi's min/max record key), the
     index's bytes in it, and the key range. ``records`` are sorted by record key; every
-    record deleted gives an empty base file with no range, as Hudi's merge handle."""
+    record deleted gives an empty base file with no range, as Hudi's merge handle.
+    ``footer_fn``: the index's footer entries (None: it keeps none)."""
     keys = records.column(bf.RECORD_KEY).combine_chunks()
-    footer, index_bytes = footer_fn(keys)
+    footer, index_bytes = footer_fn(keys) if footer_fn is not None else ({}, 0)
     min_key, max_key = (keys[0].as_py(), keys[-1].as_py()) if len(keys) else (None, None)
     if len(keys):
         footer = {bf.MIN_KEY_FOOTER: min_key, bf.MAX_KEY_FOOTER: max_key, **footer}
@@ -116,7 +118,7 @@ def merge_file_group(
     incoming: pa.Table | pd.DataFrame,
     prev_path: str | None,
     write_token: str,
-    footer_fn: Callable[[pa.Array], tuple[dict[str, str], int]],
+    footer_fn: Callable[[pa.Array], tuple[dict[str, str], int]] | None,
     bucket_id: int | None = None,
     name_as: tuple[str, str] | None = None,
 ) -> dict | None:

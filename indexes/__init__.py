@@ -6,6 +6,7 @@ import importlib
 from typing import Any
 
 from indexes.base import IndexFigure, RecordIndex, ServiceOption, TableService
+from indexes.roles import DEFINITION_ROLES, DeclaredFigures, plays, role_problems, services
 from tableformat.errors import TableConfigError
 
 _REGISTRY: dict[str, str] = {
@@ -52,7 +53,7 @@ def declared_figures() -> list[IndexFigure]:
     """The report figures the registered indexes declare (``FIGURES``), once each."""
     out: dict[str, IndexFigure] = {}
     for n in _REGISTRY:
-        for f in index_class(n).FIGURES:
+        for f in (index_class(n).FIGURES if plays(index_class(n), DeclaredFigures) else ()):
             out.setdefault(f.file, f)
     return list(out.values())
 
@@ -65,7 +66,7 @@ def measured_columns() -> set[str]:
 def command_services(command: str) -> list[tuple[str, TableService]]:
     """(index name, service) of every registered index whose service runs as ``command``
     (e.g. ``indexbench rescale``)."""
-    return [(name, s) for name in _REGISTRY for s in index_class(name).SERVICES
+    return [(name, s) for name in _REGISTRY for s in services(index_class(name))
             if s.command == command]
 
 
@@ -90,7 +91,22 @@ def index_class(name: str) -> type[RecordIndex]:
             f"unknown index {name!r}{did_you_mean(name, _REGISTRY)}; known: "
             f"{', '.join(_REGISTRY)} (`indexbench list` shows each with its parameters)"
         ) from None
-    return getattr(importlib.import_module(module), cls)
+    return _checked(getattr(importlib.import_module(module), cls))
+
+
+_CHECKED: set[type] = set()
+
+
+def _checked(cls: type[RecordIndex]) -> type[RecordIndex]:
+    """The class, refused at once if it defines a role's member without playing the
+    role (generic code would never call it) or plays a role without its required
+    members (:func:`indexes.roles.role_problems`)."""
+    if cls not in _CHECKED:
+        problems = role_problems(cls, DEFINITION_ROLES)
+        if problems:
+            raise TypeError("; ".join(problems) + " (docs/adding-an-index.md, roles)")
+        _CHECKED.add(cls)
+    return cls
 
 
 def get(name: str, **params: Any) -> RecordIndex:

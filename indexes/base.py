@@ -1,38 +1,34 @@
-"""The index protocol, in Hudi's shape: ``tag_location``, ``update_location``, ``describe``.
+"""The index protocol, in Hudi's shape: a required core, as ``HoodieIndex``'s.
 
-An index is an engine-neutral definition (parameters, footer, table figures, its core)
-plus one adapter per engine, loaded only when that engine runs it — as Hudi's
-``HoodieIndex`` takes a ``SparkHoodieBloomIndexHelper`` and ``JavaWriteHelper`` runs the
-same index in-process. ``index.spark`` is the Spark adapter (``tag_location`` …), and
-``index.simulator(model)`` the simulator's; both call the index's Spark-free core.
-The driver times and counts around every call; an index reports only the work it alone
-can see. Nothing in this module (or any core) imports pyspark.
+An index is an engine-neutral definition (its :data:`CORE`: name, parameters, metric
+columns, how it places inserts, its adapters) plus one adapter per engine, loaded only
+when that engine runs it — as Hudi's ``HoodieIndex`` takes a
+``SparkHoodieBloomIndexHelper`` and ``JavaWriteHelper`` runs the same index in-process.
+``index.spark`` is the Spark adapter (``tag_location`` …), and ``index.simulator(model)``
+the simulator's; both call the index's Spark-free core. Everything else an index does is
+an opt-in role (:mod:`indexes.roles`). The driver times and counts around every call; an
+index reports only the work it alone can see. Nothing in this module (or any core)
+imports pyspark.
 """
 
 from __future__ import annotations
 
-import contextlib
 import importlib
 from abc import ABC
-from collections import Counter
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, ClassVar
 
 import numpy as np
-import pyarrow as pa
 
-from indexes.lookup import Candidates, scan_candidates
 from indexes.suggest import did_you_mean
 from tableformat.errors import IndexBenchError
-from tableformat.fs import IOStats
-from writeclient.sizing import SizingConfig
 
 # Columns the tagging adds to a batch (dropped before the data is written).
 FILE_ID_COL = "_hoodie_file_id"
 BUCKET_COL = "_hoodie_bucket_id"
 # a record's place in its batch (Spark's monotonically_increasing_id): the later arrival
-# wins a tie when each file group's write pre-combines (SparkAdapter.writer_combine)
+# wins a tie when each file group's write pre-combines (indexes.roles.CombinesInWriter)
 ARRIVAL_COL = "_indexbench_arrival"
 
 
@@ -67,6 +63,11 @@ def fraction(value: object) -> float:
         except ZeroDivisionError as exc:
             raise ValueError(value) from exc
     return float(value)
+
+
+class RescaleError(IndexBenchError):
+    """A rescale (a table service run as a command) is refused before anything is
+    written: a bad factor, mode or partition, or an option of another index."""
 
 
 @dataclass(frozen=True)
@@ -216,7 +217,7 @@ class TagContext:
     # (:func:`tableformat.table_type.writes_log_file`)
     insert_groups: set[tuple[str, str]] = field(default_factory=set)
     # the batch is not pre-combined: each file group's write combines its records
-    # (SparkAdapter.writer_combine), which then counts what tagging would have per record
+    # (indexes.roles.CombinesInWriter), which then counts what tagging would have per record
     combined_in_writer: bool = False
 
 
@@ -278,7 +279,15 @@ def load_object(path: str) -> Any:
 
 
 class RecordIndex(ABC):
-    """Engine-neutral definition of an index; adding one = one folder + one registry line."""
+    """Engine-neutral definition of an index; adding one = one folder + one registry line.
+
+    The required core, Hudi's ``HoodieIndex`` in size: what an index declares
+    (:data:`CORE`: its name and ``hoodie.index.type``, parameters, metric columns,
+    whether it places its own inserts and can index log files, its two adapters) and may
+    override (``validate``, ``describe``). Everything else an index does — table
+    services, footers, table figures, bucket placement, point lookups, resources, the
+    Hudi counterpart… — is an opt-in role (:mod:`indexes.roles`) generic code asks for
+    with ``plays``. The rest of this class is machinery no index fills in."""
 
     name: ClassVar[str]
     index_type: ClassVar[str]  # hoodie.index.type
@@ -289,17 +298,10 @@ class RecordIndex(ABC):
     SIM_ADAPTER: ClassVar[str]  # "module:Class" of the simulator adapter
     # what generic code needs to know, declared (docs/adding-an-index.md)
     METRICS: ClassVar[tuple[Metric, ...]] = ()  # columns beyond the contract's
-    FIGURES: ClassVar[tuple[IndexFigure, ...]] = ()  # report figures of its own columns
-    SERVICES: ClassVar[tuple[TableService, ...]] = ()
-    # simulator scheduling: a memory-heavy index gets a process lane of its own
-    SIM_MEMORY_HEAVY: ClassVar[bool] = False
     # Hudi's ``HoodieIndex.canIndexLogFiles``: whether a record in a log file can be
     # found by this index. On a merge-on-read table an index that cannot (bloom: its
     # filters are in base-file footers) gets its inserts written to base files only.
     CAN_INDEX_LOG_FILES: ClassVar[bool] = False
-    # the Hudi counterpart role (:mod:`indexes.hudi_counterpart`): what Hudi's own Spark
-    # writer runs for this index in ``compare --peers hudi``; None: Hudi has no such index
-    HUDI: ClassVar[Any] = None
 
     def __init__(self, **params: Any):
         known = {p.name: p for p in self.PARAMS}
@@ -318,27 +320,6 @@ class RecordIndex(ABC):
         self.validate()
         self._spark: Any = None
 
-    def resources(self, table) -> contextlib.AbstractContextManager[None]:
-        """What the index needs running while a command works on ``table`` (an external
-        server its tasks talk to), as a context manager: the driver enters it around a
-        run, every upsert, ``verify`` and ``query``, so the resource is started before
-        the index is used and stopped when the command ends, on error and on Ctrl-C
-        too. Scopes nest (a run's upserts enter it again): an index makes the inner
-        entries cheap, the outermost one owns the resource. Default: nothing to run."""
-        return contextlib.nullcontext()
-
-    def check_resources(self, table_uri: str) -> None:  # noqa: B027 (optional hook)
-        """Refuse, before Spark starts, what :meth:`resources` could not provide for the
-        table at ``table_uri`` (an IndexBenchError naming the fix: a program to install,
-        a server that does not answer). Default: nothing to check."""
-
-    def size_notes(self, records: int, record_bytes: float) -> list[str]:
-        """Lines to tell the user before a run whose table will hold about ``records``
-        records of about ``record_bytes`` bytes each: a parameter that makes the table
-        unlike Hudi's at that size (bloom: a scale that makes hundreds of thousands of
-        tiny files). Printed by the commands and kept in run.json's ``notes``."""
-        return []
-
     def __getstate__(self) -> dict:
         """Tasks pickle the index (its footer hook): ship parameters, never engine state."""
         return {"params": self.params}
@@ -356,11 +337,6 @@ class RecordIndex(ABC):
     def simulator(self, model: Any, options: Any = None) -> Any:
         """A simulator adapter of this index over a model table (no Spark)."""
         return load_object(self.SIM_ADAPTER)(self, model, options)
-
-    def sizing(self) -> SizingConfig:
-        """Hudi's file-sizing configs for the inserts this index leaves to the driver's
-        planner (an index that assigns its own inserts never uses them)."""
-        return SizingConfig()
 
     def validate(self) -> None:  # noqa: B027 (optional hook)
         """Refuse impossible parameter values (override to add checks)."""
@@ -390,85 +366,18 @@ class RecordIndex(ABC):
         """Declared figures that depend on where Spark ran the tasks (not repeatable)."""
         return tuple(m.name for m in cls.METRICS if m.placement)
 
-    @classmethod
-    def service(cls, name: str) -> TableService | None:
-        """The declared table service of that name (None: this index has none)."""
-        return next((s for s in cls.SERVICES if s.name == name), None)
-
     def describe(self) -> dict[str, Any]:
         """Name and parameters, for reports and ``run.json``."""
         return {"index": self.name, "index_type": self.index_type, **self.params}
-
-    # ---- engine-neutral hooks ---------------------------------------------
-    def base_file_footer(self, record_keys: pa.Array) -> tuple[dict[str, str], int]:
-        """Footer entries this index keeps in each base file, and their size in bytes."""
-        return {}, 0
-
-    def table_metrics(self, snapshot) -> dict[str, float]:
-        """Index figures measured on the committed snapshot (bucket sizes, index bytes)."""
-        return {}
-
-    def row_buckets(self, data, partition: str, config, snapshot) -> np.ndarray | None:
-        """The bucket each row of a base file must be in, for bucket indexes (else None)."""
-        return None
-
-    def verify_base_file(self, path: str, footer: dict[str, str], keys: np.ndarray
-                         ) -> list[str]:
-        """Problems of one base file's index data (``verify``; its footer and record
-        keys): e.g. a bloom filter that misses a key of its file. Default: none."""
-        return []
-
-    def misplaced(self, data, partition: str, file_id: str, config, snapshot) -> str | None:
-        """Why rows of a base file are not where the index would put them (``verify``;
-        None: all in place). Default: the bucket of :meth:`row_buckets` against the
-        bucket id in the file id (RFC-29); indexes without buckets have nothing to check."""
-        from tableformat.basefile import bucket_of_file_id
-
-        buckets = self.row_buckets(data, partition, config, snapshot)
-        if buckets is None:
-            return None
-        file_bucket = bucket_of_file_id(file_id)
-        wrong = int((buckets != file_bucket).sum())
-        return f"{wrong} records do not hash to bucket {file_bucket}" if wrong else None
-
-    # ---- table services (declared in SERVICES; run by indexbench.services) ----------
-    def plan_service(self, service: TableService, table, snapshot,
-                     options: dict[str, Any]) -> Any | None:
-        """What ``service`` would do now, checked against ``snapshot``; nothing is
-        written, no engine runs (None: nothing to do). ``options``: its command's
-        options, or {} for an inline run; bad ones raise before anything is written."""
-        return None
-
-    # ---- read side (``indexbench query``) -----------------------------------
-    def query_key_fields(self, record_key_field: str) -> list[str]:
-        """The index key a group-by or join of this table is on (bucket indexes: their
-        hash fields; the others: the record key)."""
-        return [record_key_field]
-
-    def hash_layout(self, snapshot) -> dict[str, int] | None:
-        """Per-partition bucket counts when every record sits in bucket
-        ``Hudi hash(query_key_fields) % N`` of its partition, the bucket id in its file
-        id (RFC-29): what lets a scan run bucket by bucket without a shuffle. ``None``
-        when records are not placed by that hash."""
-        return None
-
-    def lookup_candidates(self, table, view, partition: str, keys: pa.Table,
-                          stats: IOStats, counts: Counter) -> Candidates:
-        """The file groups of ``partition`` that may hold each row of ``keys`` (the
-        record key and the index's key fields); reads of the index's own structures
-        (footers, RLI files) go into ``stats``, its counters into ``counts``. Default:
-        every file of the partition (a scan, no index)."""
-        return scan_candidates(view.files.get(partition, ()), keys)
-
-    def read_view_extra(self, snapshot) -> dict[str, Any]:
-        """What this index's readers need beyond file groups (``ReadView`` fields)."""
-        return {}
 
 
 class SparkAdapter:
     """The Spark side of an index: Hudi's ``tagLocation``/``updateLocation`` on DataFrames.
 
     Adapters distribute the index's core; defaults are the no-ops of a stateless index.
+    The core is :data:`SPARK_CORE`; what only some adapters do (combine in the writer,
+    verify their index state, dual writes, table services) are roles
+    (:data:`indexes.roles.SPARK_ROLES`).
     """
 
     def __init__(self, index: RecordIndex):
@@ -482,60 +391,16 @@ class SparkAdapter:
         """Persist index state the write did not persist; returns extra commit metadata."""
         return {}
 
-    def writer_combine(self, table, columns: list[str]) -> tuple[str, ...] | None:
-        """Whether throughput mode may skip the batch's pre-combine: yes when tagging
-        places every record by its own partition and record key alone (so all records of
-        a key reach one file group, whose write combines them, as Hudi's Flink bucket
-        writer combines in each bucket's buffer), and neither reads the tagged records
-        twice nor ``CommitContext.tagged``. Then the counters tagging adds once per record
-        (``TagContext.combined_in_writer``: it adds none) are returned, and the writes
-        add them once per combined record. None (the default): tag the combined batch."""
-        return None
-
     def after_commit(self, instant: str, ok: bool) -> dict[str, float]:
         """Hook at every checkpoint (= commit); returns index metrics of this batch."""
         return {}
 
-    def verify(self, spark, table, snapshot) -> list[str]:
-        """Problems with this index's own invariants (``indexbench verify``)."""
-        return []
 
-    def pending_write_counts(self, stats: list[dict]) -> dict[str, float]:
-        """Counters of the writes an upsert made to file groups not visible yet
-        (:attr:`TagContext.pending_groups`, e.g. a pending resize's dual writes): the
-        driver counts them apart from the batch's own writes. Default: none."""
-        return {}
 
-    # ---- table services (run by indexbench.services; declared in SERVICES) --------
-    def service_request(self, service: TableService, plan: Any) -> dict | None:
-        """The body of the service instant's ``.requested`` file (Hudi: the plan)."""
-        return None
-
-    def execute_service(self, service: TableService, plan: Any, spark, table,
-                        instant: str, counters) -> ServiceWork:
-        """Write what the service writes under ``instant`` (nothing visible yet); its
-        tasks add files_read / bytes_read to ``counters``."""
-        raise NotImplementedError
-
-    def stays_pending(self, pending: PendingService, snapshot) -> bool:
-        """Keep an executed service inflight after this commit? (consistent-hashing's
-        resize waits some commits, dual-writing.) Default: complete it now."""
-        return False
-
-    def find_pending(self, service: TableService, table) -> PendingService | None:
-        """A service instant a previous commit left inflight on purpose (read back from
-        the timeline); default: none."""
-        return None
-
-    def complete_service(self, pending: PendingService, table, snapshot) -> ServiceWork:
-        """The work as committed (e.g. with the dual writes since it was executed), and
-        what must exist once the instant completes, written now. Default: as executed."""
-        return pending.work
-
-    def service_figures(self, pending: PendingService, before, after) -> dict[str, Any]:
-        """The service row's index figures beyond the runner's (bucket fill before and
-        after…)."""
-        return {}
+# What every index fills: the definition's and its Spark adapter's required members
+CORE = ("name", "index_type", "PARAMS", "METRICS", "assigns_inserts", "CAN_INDEX_LOG_FILES",
+        "SPARK_ADAPTER", "SIM_ADAPTER", "validate", "describe")
+SPARK_CORE = ("tag_location", "update_location", "after_commit")
 
 
 def batch_hash_fields(index: Any, columns: list[str], record_key_field: str) -> list[str]:

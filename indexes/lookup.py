@@ -2,7 +2,7 @@
 
 A point lookup is Hudi's ``HoodieReadClient.readROView``: the index locates each key's
 file group (``tagLocation``), then only those files are read. Each index answers with
-:meth:`indexes.base.RecordIndex.lookup_candidates` over a :class:`ReadView` (the
+:meth:`indexes.roles.PointLookups.lookup_candidates` over a :class:`ReadView` (the
 committed snapshot, small and picklable, so a Spark task or an in-process caller gets
 the same one); the reads and their counting are :mod:`indexbench.query.lookup`'s.
 Nothing here imports pyspark.
@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from indexes import roles
 from tableformat.basefile import read_parquet
 from tableformat.slice_reader import read_slice
 
@@ -52,14 +53,14 @@ class ReadView:
         for (partition, fid), s in sorted(snapshot.slices.items()):
             if s.path is not None or not read_optimized:
                 files.setdefault(partition, []).append((fid, s.path))
-        layout = index.hash_layout(snapshot) or {}
+        layout = roles.hash_layout(index, snapshot) or {}
         merged = {} if read_optimized else \
             {k: s for k, s in snapshot.slices.items() if s.logs}
         return cls(table.uri, table.config.record_key_field,
                    {p: tuple(v) for p, v in files.items()}, layout,
                    tuple(snapshot.completed), merged=merged,
                    ordering_field=table.config.ordering_field,
-                   read_optimized=read_optimized, **index.read_view_extra(snapshot))
+                   read_optimized=read_optimized, **roles.read_view_extra(index, snapshot))
 
     def holds(self, partition: str, file_id: str) -> bool:
         """Whether the view reads the file group (a read-optimized view does not read a

@@ -11,12 +11,14 @@ work counters its core incremented. Spark-free; nothing here imports pyspark.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 import numpy as np
 import pyarrow as pa
+
+from indexes.roles import SimOption, SimulatorOptions, plays
 
 
 class KeySource(Protocol):
@@ -103,20 +105,39 @@ class SimOptions:
 
     seed: int = 0  # seeds modelled draws (bloom false positives)
     table_keys: int = 0  # keys the table will hold at the end of the run
-    exact_bloom_keys: int = 2_000_000  # bloom: real filters up to this many table keys
     parallelism: int = 1  # what Spark's default parallelism would be (dynamic-rli's P)
-    # the run's cost profile (indexbench.sim.cost.CostProfile), for an adapter that
+    # the run's cost profile (indexbench.sim.profiles.CostProfile), for an adapter that
     # models a figure of its own from the profile's constants (a request latency)
     cost_profile: Any = None
+    # values of the options indexes declare (indexes.roles.SimOption), by name
+    index_options: Mapping[str, Any] = field(default_factory=dict)
+    # the options the adapter's index declares (its SIM_OPTIONS; SimAdapter sets them)
+    declared: tuple[SimOption, ...] = ()
+
+    def option(self, name: str) -> Any:
+        """The value of the option ``name`` the index declares: as given in
+        ``index_options``, else the declaration's default."""
+        for opt in self.declared:
+            if opt.name == name:
+                return self.index_options.get(name, opt.default)
+        raise KeyError(f"the index declares no simulator option {name!r} (its options: "
+                       f"{', '.join(o.name for o in self.declared) or 'none'})")
+
+    def declaring(self, options: Sequence[SimOption]) -> SimOptions:
+        """These settings for an index declaring ``options``."""
+        return replace(self, declared=tuple(options))
 
 
 class SimAdapter:
-    """The simulator side of an index: ``begin`` → ``add`` per chunk → ``finish``."""
+    """The simulator side of an index: ``begin`` → ``add`` per chunk → ``finish``, then
+    ``after_commit``: the core. Footer bytes, commit metadata, dual writes and inline
+    table services are roles (:data:`indexes.roles.SIM_ROLES`)."""
 
     def __init__(self, index: Any, model: Any, options: SimOptions | None = None):
         self.index = index
         self.model = model
-        self.options = options or SimOptions()
+        declared = index.SIM_OPTIONS if plays(index, SimulatorOptions) else ()
+        self.options = (options or SimOptions()).declaring(declared)
         self.counts: Counter = Counter()
 
     def begin(self, batch: SimBatch) -> None:
@@ -131,29 +152,6 @@ class SimAdapter:
         """Route what ``add`` collected; the file groups to write (counters in ``counts``)."""
         raise NotImplementedError
 
-    def pending_logs(self) -> list[Any]:
-        """Log files this batch appends to file groups not visible yet (on merge-on-read,
-        a pending resize's children: :class:`indexes.model_table.LogAppend` with the
-        pending ``base_instant``), committed with the batch but counted apart from its
-        writes, as the Spark driver counts :attr:`TagContext.pending_groups`' writes."""
-        return []
-
-    def file_index_bytes(self, partition: str, file_id: str, num_records: int) -> int:
-        """Bytes of index data the index keeps in a base file's footer (modelled)."""
-        return 0
-
-    def commit_extra(self) -> dict[str, str]:
-        """extraMetadata the index records with this commit (as its Spark adapter does)."""
-        return {}
-
     def after_commit(self, ok: bool) -> dict[str, float]:
         """The checkpoint completed (or failed); index figures of this batch."""
         return {}
-
-    def table_services(self, batch_no: int) -> list[dict[str, Any]]:
-        """Inline table services after a commit (the rescale policy); one row each."""
-        return []
-
-    def finish_table_services(self) -> list[dict[str, Any]]:
-        """At the end of a run: finish what a table service left pending; one row each."""
-        return []

@@ -45,6 +45,7 @@ from types import ModuleType
 from typing import Any
 
 import indexes
+from indexes import roles
 from tableformat.errors import IndexBenchError
 from tableformat.table_type import check_table_type
 
@@ -79,7 +80,7 @@ class Peer:
 def _hudi_series() -> tuple[str, ...]:
     """Hudi's default index, then one series per index declaring a Hudi counterpart."""
     return ("hudi-simple", *(f"hudi-{n}" for n in indexes.names()
-                             if indexes.index_class(n).HUDI is not None))
+                             if roles.hudi_counterpart(indexes.index_class(n)) is not None))
 
 
 PEERS: dict[str, Peer] = {

@@ -43,6 +43,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 import indexes
+from indexes import roles
 from indexes.hudi_counterpart import FILE_SIZING_KEYS
 from metrics.rows import peer_upsert_row
 from peers import hudi_logs as logs
@@ -97,7 +98,8 @@ logger.lookup.appenderRef.file.ref = LOOKUP
 
 def counterpart_indexes() -> list[str]:
     """The registered indexes that declare a Hudi counterpart."""
-    return [n for n in indexes.names() if indexes.index_class(n).HUDI is not None]
+    return [n for n in indexes.names()
+            if roles.hudi_counterpart(indexes.index_class(n)) is not None]
 
 
 def all_series() -> tuple[str, ...]:
@@ -117,7 +119,8 @@ def absent_reason(series: str, table_type: str, settings: Mapping[str, str] | No
     name = index_of(series)
     if name is None:
         return None
-    return indexes.index_class(name).HUDI.refusal(check_table_type(table_type), settings)
+    counterpart = roles.hudi_counterpart(indexes.index_class(name))
+    return counterpart.refusal(check_table_type(table_type), settings)
 
 
 def describe(series: str = DEFAULT_SERIES) -> dict[str, Any]:
@@ -126,8 +129,9 @@ def describe(series: str = DEFAULT_SERIES) -> dict[str, Any]:
                            "hudi": hudi_runtime.HUDI_VERSION,
                            "hudi_spark": hudi_runtime.SPARK_VERSION,
                            "bundle": hudi_runtime.BUNDLE, "mirrors": name}
-    if name is not None and indexes.index_class(name).HUDI.note:
-        out["differs"] = indexes.index_class(name).HUDI.note
+    counterpart = roles.hudi_counterpart(indexes.index_class(name)) if name else None
+    if counterpart is not None and counterpart.note:
+        out["differs"] = counterpart.note
     return out
 
 
@@ -370,7 +374,7 @@ class HudiPeerTable:
         p = dict(params.get(name) or {})
         WriteConfig.pop_from(p)
         index = indexes.get(name, **p)
-        return indexes.index_class(name).HUDI.options(index)
+        return roles.hudi_counterpart(indexes.index_class(name)).options(index)
 
     def _options(self, params: dict[str, dict[str, Any]]) -> dict[str, str]:
         wc = self._write_config(params)

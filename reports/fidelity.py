@@ -39,6 +39,7 @@ import pandas as pd
 import pyarrow as pa
 
 import indexes
+from indexes import roles
 from peers.hudi_logs import commit_figures, completed_instants, read_instant, write_stats
 from tableformat import basefile as bf
 from tableformat.slice_reader import read_file_group
@@ -365,7 +366,7 @@ def check_pair(pair: Pair) -> list[dict[str, Any]]:
         row["status"] = PASS if gap <= HELD["records_per_group"].tolerance else FAIL
         out.append(row)
     if batches:
-        same = indexes.index_class(pair.index).HUDI.same_placement
+        same = roles.hudi_counterpart(indexes.index_class(pair.index)).same_placement
         agree, both, only = placement(pair.ours, pair.hudi)
         check = PLACED if same else Check(PLACED.name, None, PLACED.why)
         row = _row(pair, batches[-1], check, agree, 1.0,
@@ -379,7 +380,7 @@ def check_pair(pair: Pair) -> list[dict[str, Any]]:
 def _verdict(pair: Pair, row: dict[str, Any]) -> dict[str, Any]:
     """The counterpart's say: a check it does not judge is shown only, a miss it
     explains (docs/fidelity.md) is ``explained`` with the reason."""
-    hudi = indexes.index_class(pair.index).HUDI
+    hudi = roles.hudi_counterpart(indexes.index_class(pair.index))
     if hudi.judged is not None and row["check"] not in hudi.judged:
         return {**row, "status": INFO, "tolerance": None}
     why = next((w for check, tt, w in hudi.explained

@@ -138,7 +138,7 @@ def _additive(col: str) -> bool:
 
 
 def declared_specs() -> list[FigureSpec]:
-    """The figures the registered indexes declare (``RecordIndex.FIGURES``), drawn by
+    """The figures the registered indexes declare (``DeclaredFigures.FIGURES``), drawn by
     :func:`reports.figures.declared_figure`: an index adds a figure of its own columns
     without naming itself here."""
     import indexes

@@ -22,6 +22,7 @@ import pytest
 
 import indexes
 import peers
+from indexes import roles
 from peers import hudi as H
 from peers import hudi_logs as L
 from peers import hudi_runtime as R
@@ -159,7 +160,7 @@ def test_a_tables_data_files_leave_out_hadoops_checksums(tmp_path):
 
 @pytest.mark.parametrize("name", indexes.names())
 def test_a_counterpart_gives_hudi_an_index_type(name):
-    cp = indexes.index_class(name).HUDI
+    cp = roles.hudi_counterpart(indexes.index_class(name))
     if cp is None:
         assert f"hudi-{name}" not in peers.PEERS["hudi"].all_series()
         return

@@ -31,12 +31,13 @@ FILES = {
         import numpy as np
 
         from indexes.base import Metric, Param, RecordIndex, bucket_fill
+        from indexes.roles import Bucketed, FooterData, TableFigures
         from toyidx.core import buckets
 
         FOOTER = "toy.num.buckets"
 
 
-        class ToyIndex(RecordIndex):
+        class ToyIndex(FooterData, TableFigures, Bucketed, RecordIndex):
             name = "toy-length"
             index_type = "BUCKET"
             assigns_inserts = True

@@ -18,6 +18,7 @@ from indexbench.query import spark_query as sq
 from indexbench.query.bucketed import aligned_groups, join_count
 from indexbench.query.keys import PRESENT_COL, lookup_keys
 from indexbench.rescale import rescale_table
+from indexes import roles
 from metrics import contract as m
 from tableformat import basefile as bf
 from tableformat.table import Table
@@ -60,7 +61,7 @@ def test_lookup_equals_a_plain_read_of_the_snapshot(spark, run_dir, name):
     index = indexes.from_table_config(table.config)
     w = api.load_workload("uniform", **SIZES)
     keys = lookup_keys(w, 2, KEYS)
-    with index.resources(table):  # what the index needs running (external-kv's server)
+    with roles.resources(index, table):  # what the index needs running (external-kv's server)
         figures, found = sq.run_lookups(spark, table, index, keys, batch_keys=25)
     expected = snapshot_rows(spark, uri, keys)
     assert len(expected) == int(pc.sum(keys.column(PRESENT_COL)).as_py()) == KEYS // 2

@@ -16,6 +16,7 @@ from indexbench import cli
 from indexbench.sim import record_size
 from indexbench.sim.driver import simulate, simulate_compaction
 from indexes.model_table import LogAppend, ModelTable
+from indexes.roles import SimFooterBytes
 from metrics.rows import as_modelled, table_figures
 from tableformat.commit_metadata import COMMIT, DELTA_COMMIT, REPLACE, CommitTotals
 from tableformat.compaction_plan import delta_commits_since_compaction, plan_compaction
@@ -114,11 +115,10 @@ def test_model_log_files_make_slices_as_the_real_snapshot_assembles_them():
     assert [c.action for c in model.snapshot.commits] == [DELTA_COMMIT, DELTA_COMMIT]
     assert model.snapshot.commits[-1].bytes_written == 0  # base files only (Hudi's average)
 
-    class Index:
-        def table_metrics(self, snapshot):
-            return {}
+    class Index:  # the core only: no table figures
+        pass
 
-    class Adapter:
+    class Adapter(SimFooterBytes):
         def file_index_bytes(self, partition, file_id, n):
             return 7
 

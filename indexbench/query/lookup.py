@@ -1,7 +1,7 @@
 """One partition's point lookup through an index, counted where it reads (no Spark).
 
 Hudi's ``readROView``: the index names the file groups that may hold each key
-(:meth:`indexes.base.RecordIndex.lookup_candidates`), then each named base file is read
+(:meth:`indexes.roles.PointLookups.lookup_candidates`), then each named base file is read
 once (merged with its log files on a merge-on-read table, unless the query is
 read-optimized) and its rows of the keys sought are kept. Every figure is counted by the code that
 read: data files and their bytes here, footers and index files by the index.
@@ -15,7 +15,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from indexes.lookup import ReadView
+from indexes import roles
+from indexes.lookup import ReadView, scan_candidates
 from tableformat.basefile import RECORD_KEY
 from tableformat.fs import IOStats
 from tableformat.slice_reader import LogReadStats
@@ -31,7 +32,10 @@ def lookup_partition(index, table, view: ReadView, partition: str, keys: pa.Tabl
     that held none of the keys sought in them."""
     counts: Counter = Counter()
     index_stats, data_stats, log_stats = IOStats(), IOStats(), LogReadStats()
-    cands = index.lookup_candidates(table, view, partition, keys, index_stats, counts)
+    if roles.plays(index, roles.PointLookups):
+        cands = index.lookup_candidates(table, view, partition, keys, index_stats, counts)
+    else:  # no index: every file of the partition
+        cands = scan_candidates(view.files.get(partition, ()), keys)
     record_keys = keys.column(view.record_key_field).combine_chunks() \
         if isinstance(keys.column(view.record_key_field), pa.ChunkedArray) else \
         keys.column(view.record_key_field)

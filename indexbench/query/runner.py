@@ -15,6 +15,7 @@ from typing import Any
 import workloads
 from indexbench.batches import workload_fingerprint
 from indexbench.query.keys import committed_batches, lookup_keys, workload_of_table
+from indexes import roles
 from metrics.rows import QUERY_KINDS, query_row
 from tableformat.errors import IndexBenchError
 from tableformat.query_type import READ_OPTIMIZED, SNAPSHOT, check_query_type
@@ -96,7 +97,7 @@ def plan_queries(tables: Sequence[str], queries: str | Sequence[str] | None = No
     for table, index in opened + ([other] if other else []):
         _check_key_fields(table, index, names)
         if "lookup" in names:  # lookups go through the index: what it needs, checked
-            index.check_resources(table.uri)
+            roles.check_resources(index, table.uri)
     found: dict[str, workloads.Workload] = {}
     if "lookup" in names:
         for table, _ in opened:
@@ -114,7 +115,7 @@ def _check_key_fields(table: Table, index: Any, queries: list[str]) -> None:
 
     from pyspark.sql import types as T  # noqa: N812 (types only: no session)
 
-    fields = index.query_key_fields(table.config.record_key_field)
+    fields = roles.query_key_fields(index, table.config.record_key_field)
     schema = table.snapshot().schema
     types = {f.name: f.dataType for f in T.StructType.fromJson(json.loads(schema)).fields} \
         if schema else {}
@@ -147,7 +148,7 @@ def run_queries(spark, plan: QueryPlan, *, run_id: str, seed: int = 0,
             progress(rows[-1])
 
     for table, index in plan.tables:
-        with index.resources(table):
+        with roles.resources(index, table):
             _table_queries(spark, plan, table, index, emit, run_id, seed)
     return rows
 

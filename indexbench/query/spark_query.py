@@ -30,6 +30,7 @@ from pyspark.sql.pandas.types import to_arrow_schema
 from indexbench.query import bucketed
 from indexbench.query.keys import PRESENT_COL
 from indexbench.query.lookup import latency_figures, log_counts, lookup_partition
+from indexes import roles
 from indexes.counters import ShuffleMeter, new_counters
 from indexes.lookup import ReadView
 from tableformat import basefile as bf
@@ -61,8 +62,8 @@ class ScanTable:
         only, :mod:`tableformat.query_type`)."""
         snap = table.snapshot()
         return cls(table, index, ReadView.of(table, snap, index, read_optimized),
-                   index.query_key_fields(table.config.record_key_field),
-                   index.hash_layout(snap), sum(s.num_records for s in snap.slices.values()))
+                   roles.query_key_fields(index, table.config.record_key_field),
+                   roles.hash_layout(index, snap), sum(s.num_records for s in snap.slices.values()))
 
     def paths(self) -> list[str]:
         """URIs of the snapshot's base files without log files, for Spark's own reader."""

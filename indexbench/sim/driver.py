@@ -5,9 +5,10 @@ workload) are pre-combined to distinct key ordinals and fed in chunks to the ind
 simulator adapter (``index.simulator(model)``), which routes them with the index's own
 core over a :class:`~indexes.model_table.ModelTable`. Rows are built by the same builder
 as real runs (:mod:`metrics.rows`); byte and second figures are models and go to
-``model_*`` columns (seconds from :mod:`indexbench.sim.cost`, file sizes from
-:mod:`indexbench.sim.record_size`). On a merge-on-read table the file groups written
-get log files or base files, and compactions run, by the real driver's own rules
+``model_*`` columns (seconds from :mod:`indexbench.sim.time_model` and a cost profile
+of :mod:`indexbench.sim.profiles`, file sizes from :mod:`indexbench.sim.record_size`).
+On a merge-on-read table the file groups written get log files or base files, and
+compactions run, by the real driver's own rules
 (:func:`tableformat.table_type.writes_log_file`, :mod:`tableformat.compaction_plan`).
 """
 
@@ -24,8 +25,11 @@ import pyarrow as pa
 
 import indexes
 import workloads
-from indexbench.sim import cost, record_size
+from indexbench.sim import profiles, record_size
+from indexbench.sim.options import option_values
+from indexbench.sim.time_model import model_rows, model_seconds
 from indexbench.workload_args import load_workload
+from indexes import roles
 from indexes.model_table import LogAppend, ModelTable
 from indexes.simulation import GroupWrites, SimBatch, SimChunk, SimOptions
 from metrics import contract as m
@@ -40,7 +44,6 @@ from workloads import generator as G
 from workloads import keys as K
 
 CHUNK_ROWS = 4_000_000  # records per chunk handed to an adapter (bounded memory)
-EXACT_BLOOM_KEYS = 2_000_000  # bloom: real filters up to this many table keys
 KEY_BYTES = {"uuid": 36, "time-ordered": 20, "ycsb": 23}
 Progress = Callable[[dict[str, Any]], None]
 
@@ -92,7 +95,7 @@ def size_notes(names: list[str], w: workloads.Workload,
                params: dict[str, dict[str, Any]] | None = None,
                sweep: list[int] | None = None) -> list[str]:
     """What each index says of the table this workload (its largest ``sweep`` size)
-    makes with its parameters (:meth:`RecordIndex.size_notes`): printed before a run and
+    makes with its parameters (:class:`indexes.roles.SizeNotes`): printed before a run and
     kept in run.json's ``notes``. Records: every key the run inserts; bytes: the
     simulator's modelled record size."""
     records = G.total_keys(w)
@@ -104,7 +107,8 @@ def size_notes(names: list[str], w: workloads.Workload,
         return given
 
     return [note for n in names
-            for note in indexes.get(n, **index_params(n)).size_notes(records, record_bytes(w))]
+            for note in roles.size_notes(indexes.get(n, **index_params(n)), records,
+                                         record_bytes(w))]
 
 
 def partition_names(w: workloads.Workload) -> list[str]:
@@ -207,7 +211,8 @@ def write_groups(index, adapter, model: ModelTable, writes: GroupWrites, instant
             merge_files += 1
             merge_bytes += old.size_bytes
         n = (old.num_records if old else 0) + ins
-        written.append(model.slice_of(p, fid, instant, n, adapter.file_index_bytes(p, fid, n)))
+        written.append(model.slice_of(p, fid, instant, n,
+                                      roles.file_index_bytes(adapter, p, fid, n)))
         inserts += ins
         updates += upd
     log_bytes = sum(model.log_bytes(a.records) for a in logs)
@@ -241,14 +246,14 @@ def simulate_batch(index, adapter, model: ModelTable, w: workloads.Workload, b: 
         adapter.add(chunk)
     writes = adapter.finish()
     written, logs, totals = write_groups(index, adapter, model, writes, instant)
-    model.commit(instant, written, extra=adapter.commit_extra(),
-                 logs=logs + adapter.pending_logs())
+    model.commit(instant, written, extra=roles.commit_extra(adapter),
+                 logs=logs + roles.pending_logs(adapter))
     index_after = adapter.after_commit(True)
     row = upsert_row(batch_no=b, instant=instant, input_records=rows, records=records,
                      partitions_touched=len(touched), counts=adapter.counts, writes=totals,
                      after=model.snapshot, timings={},
                      index_counters=index.counter_columns())
-    row.update(index.table_metrics(model.snapshot))
+    row.update(roles.table_metrics(index, model.snapshot))
     row.update(index_after)
     row["sim_s"] = time.perf_counter() - t0
     return row
@@ -268,7 +273,7 @@ def simulate_compaction(index, adapter, model: ModelTable, config: WriteConfig,
     for s in the_plan.slices:
         n = model.merged_records(s.partition, s.file_id)
         written.append(model.slice_of(s.partition, s.file_id, instant, n,
-                                      adapter.file_index_bytes(s.partition, s.file_id, n)))
+                                      roles.file_index_bytes(adapter, s.partition, s.file_id, n)))
     model.commit(instant, written, action=COMMIT, operation=COMPACT_OPERATION)
     writes = WriteTotals(files_written=len(written),
                          records_written=sum(s.num_records for s in written),
@@ -279,7 +284,7 @@ def simulate_compaction(index, adapter, model: ModelTable, config: WriteConfig,
         bytes_read=sum(s.total_bytes for s in the_plan.slices), writes=writes,
         after=model.snapshot, timings={}, shuffle_bytes=0, shuffle_read_bytes=None,
         spark_jobs=None)
-    row.update(index.table_metrics(model.snapshot))
+    row.update(roles.table_metrics(index, model.snapshot))
     return [row]
 
 
@@ -288,23 +293,25 @@ def simulate(index: str = indexes.DEFAULT_INDEX, workload: str | workloads.Workl
              initial_records: int | None = None, seed: int | None = None,
              params: dict[str, Any] | None = None, storage: str = "local",
              out: str | None = None, run_id: str | None = None,
-             exact_bloom_keys: int = EXACT_BLOOM_KEYS, parallelism: int | None = None,
-             progress: Progress | None = None, chunk_rows: int = CHUNK_ROWS,
-             write: bool = True) -> pd.DataFrame:
+             parallelism: int | None = None, progress: Progress | None = None,
+             chunk_rows: int = CHUNK_ROWS, write: bool = True,
+             **index_options: Any) -> pd.DataFrame:
     """Simulate one index through a workload; metrics rows in the contract (``run_mode``
-    = "sim"), appended to ``out``'s metrics files."""
+    = "sim"), appended to ``out``'s metrics files. ``index_options``: the simulator
+    options indexes declare (:mod:`indexbench.sim.options`) by name, each kept in
+    run.json; one no index declares is a TypeError."""
+    chosen = option_values(index_options)
     w = load_workload(workload, batches, batch_size, initial_records, seed)
     refuse_deletes(w)
     params = dict(params or {})
     config = WriteConfig.pop_from(params)  # the table's write configs (the table type)
     idx = indexes.get(index, **params)
     parallelism = parallelism or os.cpu_count() or 1
-    profile = cost.profile(storage, cores=parallelism)
+    profile = profiles.profile(storage, cores=parallelism)
     model = model_table(w, config, profile.record_bytes_ratio)
     table_type = short_name(model.table_type)
-    options = SimOptions(
-        seed=w.seed, table_keys=G.total_keys(w), exact_bloom_keys=exact_bloom_keys,
-        parallelism=parallelism, cost_profile=profile)
+    options = SimOptions(seed=w.seed, table_keys=G.total_keys(w), parallelism=parallelism,
+                         cost_profile=profile, index_options=chosen)
     adapter = idx.simulator(model, options)
     measured = idx.measured_columns()
     names = partition_names(w)
@@ -317,11 +324,11 @@ def simulate(index: str = indexes.DEFAULT_INDEX, workload: str | workloads.Workl
     for b in range(w.batches + 1):
         row = as_modelled({**base, **simulate_batch(idx, adapter, model, w, b, names,
                                                     chunk_rows)}, measured)
-        row.update(cost.model_seconds(row, profile, cores=parallelism))
+        row.update(model_seconds(row, profile, cores=parallelism))
         mine.append(row)
         # inline services in the real runner's order: the index's, then the table type's
         mine += _modelled([as_modelled({**base, **extra}, measured)
-                           for extra in [*adapter.table_services(b),
+                           for extra in [*roles.sim_table_services(adapter, b),
                                          *simulate_compaction(idx, adapter, model, config, b)]],
                           profile, parallelism)
         if write:
@@ -330,22 +337,22 @@ def simulate(index: str = indexes.DEFAULT_INDEX, workload: str | workloads.Workl
             progress(row)
     # what the services left pending
     mine += _modelled([as_modelled({**base, **extra, "batch": w.batches}, measured)
-                       for extra in adapter.finish_table_services()], profile, parallelism)
+                       for extra in roles.finish_sim_table_services(adapter)], profile, parallelism)
     if write:
         m.write_metrics(out, rows + mine)
         m.write_run_json(out, {"run_id": run_id, "command": "sim", "mode": "sim",
                                "storage": profile.name, "parallelism": parallelism,
-                               "exact_bloom_keys": exact_bloom_keys, "workload": vars(w),
+                               **chosen, "workload": vars(w),
                                "indexes": {index: idx.describe()},
                                "table_types": {index: table_type}})
     return m.to_frame(mine)
 
 
-def _modelled(rows: list[dict[str, Any]], profile: cost.CostProfile, parallelism: int
+def _modelled(rows: list[dict[str, Any]], profile: profiles.CostProfile, parallelism: int
               ) -> list[dict[str, Any]]:
     """``rows`` with their modelled seconds, computed together (a table service may
     write thousands of rows after one batch, e.g. one per bucket it splits)."""
-    for row, seconds in zip(rows, cost.model_rows(rows, profile, cores=parallelism),
+    for row, seconds in zip(rows, model_rows(rows, profile, cores=parallelism),
                             strict=True):
         row.update(seconds)
     return rows
@@ -422,7 +429,9 @@ def _parallel(tasks: list[tuple[str, workloads.Workload]], jobs: int,
     from multiprocessing import get_context
 
     progress = options.pop("progress", None)
-    heavy = [i for i, (n, _) in enumerate(tasks) if indexes.index_class(n).SIM_MEMORY_HEAVY]
+    heavy = [i for i, (n, _) in enumerate(tasks)
+             if roles.plays(cls := indexes.index_class(n), roles.SimulatorOptions)
+             and cls.SIM_MEMORY_HEAVY]
     light = [i for i in range(len(tasks)) if i not in heavy]
     lanes = [heavy] if heavy else []
     free = max(1, jobs - len(lanes))

@@ -17,6 +17,7 @@ import pyarrow as pa
 
 from indexes.base import Metric, Param, RecordIndex, fraction
 from indexes.bloom_filter import FOOTER_KEY, HASHINGS, PYBLOOM, TYPE_CODE_KEY, HoodieBloomFilter
+from indexes.bloom_filter.roles import BloomFilterTheory, BloomSimOptions
 from indexes.hudi_counterpart import HudiCounterpart, flag
 from indexes.hudi_params import (
     ESTIMATION_THRESHOLD,
@@ -26,6 +27,14 @@ from indexes.hudi_params import (
     RECORD_SIZE_MAX_COMMITS,
     RECORD_SIZE_METADATA,
     SMALL_FILE_CANDIDATES,
+)
+from indexes.roles import (
+    FileSizing,
+    FooterData,
+    HudiCounterpartRole,
+    PointLookups,
+    SizeNotes,
+    TableFigures,
 )
 from metrics.rows import measured_fp_rate
 from tableformat.errors import IndexBenchError
@@ -60,7 +69,8 @@ def _hudi_options(index: BloomIndex) -> dict[str, str]:
             SMALL_FILE_CANDIDATES.key: str(cfg.small_file_candidates)}
 
 
-class BloomIndex(RecordIndex):
+class BloomIndex(BloomFilterTheory, BloomSimOptions, SizeNotes, FileSizing, FooterData,
+                 TableFigures, PointLookups, HudiCounterpartRole, RecordIndex):
     """Hudi's BLOOM index with Hudi's defaults."""
 
     HUDI = HudiCounterpart(

@@ -33,6 +33,7 @@ from indexes.bloom_filter.key_check import count_file_read, count_key_check, cou
 from indexes.bloom_filter.serialization import text_length
 from indexes.insert_routes import InsertRoutes, RollOver, draw_inserts, roll_over_model
 from indexes.md5_hash import hudi_insert_hash
+from indexes.roles import SimFooterBytes
 from indexes.simulation import GroupWrites, SimAdapter, SimBatch, SimChunk, SimOptions
 from writeclient import sizing
 
@@ -80,12 +81,12 @@ class PartitionFiles(InsertRoutes):
         return files, drawn, ids
 
 
-class BloomSim(SimAdapter):
+class BloomSim(SimFooterBytes, SimAdapter):
     """Hudi's bloom tagging over the model: footers, pruning, probes, key checks."""
 
     def __init__(self, index, model, options: SimOptions | None = None):
         super().__init__(index, model, options)
-        self.exact = self.options.table_keys <= self.options.exact_bloom_keys
+        self.exact = self.options.table_keys <= self.options.option("exact_bloom_keys")
         self.files: dict[str, PartitionFiles] = {}
         self.rng = np.random.default_rng([self.options.seed, 0xB100])
         self.filters: dict[tuple[str, int], object] = {}

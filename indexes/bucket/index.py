@@ -15,10 +15,11 @@ from indexes.base import Param, RecordIndex, bucket_fill
 from indexes.bucket.files import bucket_problems
 from indexes.bucket.routing import lookup_candidates, route
 from indexes.lookup import Candidates
+from indexes.roles import Bucketed, PointLookups, TableFigures
 from tableformat.errors import IndexBenchError
 
 
-class BucketIndex(RecordIndex):
+class BucketIndex(TableFigures, Bucketed, PointLookups, RecordIndex):
     """Routing by ``hash(hash fields) % N`` with each partition's current ``N``."""
 
     index_type = "BUCKET"

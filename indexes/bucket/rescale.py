@@ -13,21 +13,19 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
+from indexes.base import RescaleError
 from tableformat.commit_metadata import SPARK_SCHEMA_KEY
-from tableformat.errors import IndexBenchError, InvariantViolation
+from tableformat.errors import InvariantViolation
 
 # extraMetadata of a rescale replacecommit (Hudi keeps extraMetadata as string → string)
 BUCKET_COUNTS_KEY = "indexbench.bucket.index.partition.num.buckets"  # JSON {partition: N}
 RESCALE_KEY = "indexbench.bucket.rescale"  # JSON {mode, factor, from: {partition: N}}
 
 MODES = ("rehash", "overwrite")
-
-
-class RescaleError(IndexBenchError):
-    """A rescale is refused before anything is written (bad factor, mode or partition)."""
 
 
 @dataclass
@@ -38,6 +36,19 @@ class RescalePlan:
     factor: float
     counts: dict[str, tuple[int, int]]
     slices: list = field(default_factory=list)  # the FileSlices to replace
+
+    def dry_run(self) -> dict[str, Any]:
+        """What the rescale would do (``indexbench rescale --dry-run``): per partition
+        its bucket counts and files to rewrite; nothing is written."""
+        files: dict[str, int] = {}
+        for s in self.slices:
+            files[s.partition] = files.get(s.partition, 0) + 1
+        return {"mode": self.mode,
+                "partitions": [{"partition": p, "from_buckets": f, "to_buckets": t,
+                                "files": files.get(p, 0)}
+                               for p, (f, t) in sorted(self.counts.items())],
+                "files": len(self.slices), "from_buckets": self.from_buckets,
+                "to_buckets": self.to_buckets}
 
     @property
     def from_buckets(self) -> int:

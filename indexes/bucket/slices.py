@@ -32,11 +32,13 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import types as T
 from pyspark.sql.pandas.types import to_arrow_schema
 
+from indexes import roles
 from indexes.base import BUCKET_COL, ServiceWork
 from indexes.bucket.files import new_bucket_file_id, partition_bucket_fill
 from indexes.bucket.rescale import RescalePlan, rescale_metadata, split_rows
 from indexes.bucket.spark_routing import BucketRoutingSpark
 from indexes.hashing import bucket_ids
+from indexes.roles import ServiceExecutor
 from metrics.rows import rescale_figures
 from tableformat import basefile as bf
 from tableformat.fs import IOStats
@@ -62,7 +64,7 @@ def file_schema(snapshot_schema: str) -> pa.Schema:
 
 def write_bucket_slice(table: Table, partition: str, bucket: int, records: pa.Table,
                        instant: str, write_token: str,
-                       footer_fn: Callable[[pa.Array], tuple[dict[str, str], int]],
+                       footer_fn: Callable[[pa.Array], tuple[dict[str, str], int]] | None,
                        replaced: str | None = None, file_id: str | None = None) -> dict:
     """Write one new bucket file group from records sorted by key; returns its write stat.
 
@@ -70,6 +72,8 @@ def write_bucket_slice(table: Table, partition: str, bucket: int, records: pa.Ta
     commit metadata); only ``_hoodie_file_name`` changes. The file id is a pure function
     of (instant, partition, bucket), so a retried task names it alike — or ``file_id``
     (a consistent-hashing child, whose ``bucket`` is its ring node's value).
+    ``footer_fn``: the index's footer entries (None: it keeps none,
+    :func:`indexes.roles.footer_writer`).
     """
     file_id = file_id or new_bucket_file_id(instant, partition, bucket)
     name = bf.BaseFileName(file_id, write_token, instant).name
@@ -77,7 +81,7 @@ def write_bucket_slice(table: Table, partition: str, bucket: int, records: pa.Ta
     col = records.schema.get_field_index(bf.FILE_NAME)
     records = records.set_column(col, bf.FILE_NAME, pa.repeat(pa.scalar(name), records.num_rows))
     keys = records.column(bf.RECORD_KEY).combine_chunks()
-    footer, index_bytes = footer_fn(keys)
+    footer, index_bytes = footer_fn(keys) if footer_fn is not None else ({}, 0)
     mm = pc.min_max(keys)
     lo, hi = mm["min"].as_py(), mm["max"].as_py()
     footer = {bf.MIN_KEY_FOOTER: lo, bf.MAX_KEY_FOOTER: hi, **footer}
@@ -95,7 +99,7 @@ def write_bucket_slice(table: Table, partition: str, bucket: int, records: pa.Ta
 def split_bucket(table: Table, file_slice: FileSlice, bucket: int,
                  from_buckets: int, to_buckets: int, hash_fields: list[str], instant: str,
                  write_token: str,
-                 footer_fn: Callable[[pa.Array], tuple[dict[str, str], int]],
+                 footer_fn: Callable[[pa.Array], tuple[dict[str, str], int]] | None,
                  io: IOStats) -> list[dict]:
     """Read old bucket ``bucket``'s file slice once (merged with its logs on a
     merge-on-read table) and write its children under ``% kN``."""
@@ -133,7 +137,7 @@ def build_rehash_job(spark: SparkSession, table: Table, index: BucketIndex,
     """
     rows = _task_rows(plan)
     uri, fields = table.uri, index.hash_fields(table.config.record_key_field)
-    footer_fn = index.base_file_footer
+    footer_fn = roles.footer_writer(index)
     slices = {(s.partition, s.file_id): s for s in plan.slices}
     files = spark.createDataFrame(spark.sparkContext.parallelize(rows, len(rows)), TASK_SCHEMA)
 
@@ -167,7 +171,7 @@ def build_overwrite_job(spark: SparkSession, table: Table, index: BucketIndex,
     rows = [(s.partition, s.file_id) for s in plan.slices]
     slices = {(s.partition, s.file_id): s for s in plan.slices}
     uri, fields = table.uri, index.hash_fields(table.config.record_key_field)
-    footer_fn = index.base_file_footer
+    footer_fn = roles.footer_writer(index)
     to_counts = {p: t for p, (_, t) in plan.counts.items()}
     fschema = file_schema(schema_json)
     row_struct = T.StructType(
@@ -237,7 +241,7 @@ def rescale_work(spark: SparkSession, table: Table, index: BucketIndex, plan: Re
             fill_after={}))
 
 
-class BucketRescaleSpark(BucketRoutingSpark):
+class BucketRescaleSpark(ServiceExecutor, BucketRoutingSpark):
     """Hash-bucket routing plus the rescale service's execution (a replacecommit)."""
 
     def execute_service(self, service, plan: RescalePlan, spark, table, instant,

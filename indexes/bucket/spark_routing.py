@@ -19,6 +19,7 @@ from pyspark.sql import types as T
 from indexes.base import BUCKET_COL, FILE_ID_COL, SparkAdapter, TagContext, batch_hash_fields
 from indexes.bucket.files import existing_bucket_files, file_id_table
 from indexes.bucket.routing import route
+from indexes.roles import CombinesInWriter, VerifiesIndex
 
 
 def tagged_schema(schema: T.StructType, nullable: bool = False) -> T.StructType:
@@ -30,7 +31,7 @@ def tagged_schema(schema: T.StructType, nullable: bool = False) -> T.StructType:
     ])
 
 
-class BucketRoutingSpark(SparkAdapter):
+class BucketRoutingSpark(CombinesInWriter, VerifiesIndex, SparkAdapter):
     """Tag by hash in the tasks; only the snapshot's file names are broadcast."""
 
     def bucket_router(self, ctx: TagContext) -> Callable[[list, pa.Array], np.ndarray]:

@@ -22,6 +22,7 @@ from indexes.consistent_hashing.plan import plan_resize
 from indexes.consistent_hashing.ring import Ring, committed_rings, locate
 from indexes.hudi_counterpart import HudiCounterpart, flag
 from indexes.lookup import Candidates
+from indexes.roles import Bucketed, HudiCounterpartRole, PointLookups, TableFigures, TableServices
 from indexes.xxhash32 import consistent_hash
 from tableformat.errors import IndexBenchError
 from writeclient import sizing
@@ -60,7 +61,8 @@ def _hudi_options(index: ConsistentHashingIndex) -> dict[str, str]:
     return out
 
 
-class ConsistentHashingIndex(RecordIndex):
+class ConsistentHashingIndex(TableFigures, Bucketed, TableServices, PointLookups,
+                             HudiCounterpartRole, RecordIndex):
     """Per-partition hash rings whose buckets split and merge by clustering."""
 
     name = "consistent-hashing"

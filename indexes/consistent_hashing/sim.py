@@ -25,6 +25,7 @@ from indexes.bucket.sim import SlotCounts
 from indexes.consistent_hashing.plan import ResizePlan, plan_resize, with_rings
 from indexes.consistent_hashing.ring import RINGS_KEY, Ring, rings_metadata
 from indexes.model_table import LogAppend
+from indexes.roles import SimDualWrites, SimTableServices
 from indexes.simulation import GroupWrites, SimAdapter, SimBatch, SimChunk
 from indexes.xxhash32 import consistent_hash
 from metrics.rows import WriteTotals, rescale_row
@@ -32,7 +33,7 @@ from metrics.rows import WriteTotals, rescale_row
 RESIZE_KEY = "indexbench.consistent.hashing.resize"
 
 
-class ConsistentHashingSim(SimAdapter):
+class ConsistentHashingSim(SimDualWrites, SimTableServices, SimAdapter):
     """Counts records per (partition, ring node) as the Spark tasks route them."""
 
     pending: ResizePlan | None = None

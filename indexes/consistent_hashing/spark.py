@@ -52,6 +52,7 @@ from indexes.consistent_hashing import ConsistentHashingIndex
 from indexes.consistent_hashing.plan import ResizePlan, is_resize_plan, with_rings
 from indexes.consistent_hashing.ring import RINGS_KEY, Ring, rings_metadata
 from indexes.consistent_hashing.storage import stored_ring, write_ring
+from indexes.roles import DualWrites, ServiceExecutor, VerifiesIndex
 from indexes.xxhash32 import consistent_hash
 from tableformat import basefile as bf
 from tableformat.commit_metadata import REPLACE, SPARK_SCHEMA_KEY
@@ -203,7 +204,7 @@ def dual_write_counts(stats: list[dict]) -> dict[str, float]:
     }
 
 
-class ConsistentHashingSpark(SparkAdapter):
+class ConsistentHashingSpark(VerifiesIndex, DualWrites, ServiceExecutor, SparkAdapter):
     """Tag by ring in the tasks; resize by clustering after commits."""
 
     index: ConsistentHashingIndex

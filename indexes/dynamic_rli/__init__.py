@@ -26,6 +26,13 @@ from indexes.dynamic_rli.cache import HashBucketMap
 from indexes.dynamic_rli.core import DynamicRliCore, capacity_of
 from indexes.dynamic_rli.eviction import PartitionCaches
 from indexes.hudi_counterpart import HudiCounterpart
+from indexes.roles import (
+    HudiCounterpartRole,
+    PointLookups,
+    SimulatorOptions,
+    TableFigures,
+    TableServices,
+)
 from tableformat.errors import IndexBenchError
 
 __all__ = ["Capacity", "DynamicRliIndex", "HashBucketMap", "PartitionCaches", "PartitionIndex",
@@ -35,7 +42,8 @@ ASSIGNERS_KEY = "indexbench.dynamic.numAssigners"
 HASH_FUNCTIONS = ("murmur3", "java")
 
 
-class DynamicRliIndex(RecordIndex):
+class DynamicRliIndex(TableFigures, TableServices, PointLookups, SimulatorOptions,
+                      HudiCounterpartRole, RecordIndex):
     """The partitioned-RLI dynamic bucket index (Hudi discussion 18514)."""
 
     name = "dynamic-rli"

@@ -23,12 +23,13 @@ from indexes.dynamic_rli.assigner import assigner_of, count_values
 from indexes.dynamic_rli.cache import hash_order
 from indexes.dynamic_rli.core import bucket_file_sizes
 from indexes.hashing import java_string_hash, spark_murmur3_hash
+from indexes.roles import SimCommitMetadata
 from indexes.simulation import GroupWrites, SimAdapter, SimBatch, SimChunk, SimOptions
 
 RLI_ENTRY_BYTES = 60  # modelled: key (~36 B) + hash + bucket + file id, compressed
 
 
-class DynamicRliSim(SimAdapter):
+class DynamicRliSim(SimCommitMetadata, SimAdapter):
     """The design's bucket assigners, checkpoints and RLI over the model table."""
 
     def __init__(self, index, model, options: SimOptions | None = None):

@@ -68,6 +68,7 @@ from indexes.dynamic_rli.ledger import (
     driver_key_bytes,
     record_collided,
 )
+from indexes.roles import ServiceExecutor, VerifiesIndex
 from tableformat import basefile as bf
 from tableformat.basefile import IS_DELETED
 from tableformat.slice_reader import read_file_group
@@ -100,7 +101,7 @@ def assigner_column(hash_col, num_assigners: int):
     return F.pmod(hash_col.bitwiseAND(F.lit(0x7FFFFFFF)), F.lit(num_assigners))
 
 
-class DynamicRliSpark(SparkAdapter):
+class DynamicRliSpark(VerifiesIndex, ServiceExecutor, SparkAdapter):
     """dynamic-rli's tagLocation/updateLocation: assigner tasks hold the caches."""
 
     def __init__(self, index: DynamicRliIndex):

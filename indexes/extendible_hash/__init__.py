@@ -47,13 +47,14 @@ from indexes.extendible_hash.core import (
     plan_split,
 )
 from indexes.lookup import Candidates
+from indexes.roles import TableServices
 from tableformat.basefile import bucket_of_file_id
 from tableformat.errors import IndexBenchError
 
 ENGINE = "EXTENDIBLE_HASHING"  # the engine name Hudi would give it; Hudi has none
 
 
-class ExtendibleHashIndex(BucketIndex):
+class ExtendibleHashIndex(TableServices, BucketIndex):
     """Extendible hashing over Hudi's bucket hash: per-partition directories whose
     buckets split one at a time."""
 

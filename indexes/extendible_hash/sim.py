@@ -42,6 +42,7 @@ from indexes.extendible_hash.core import (
     split_order,
     split_point,
 )
+from indexes.roles import SimTableServices
 from indexes.simulation import SimAdapter, SimBatch, SimChunk
 from metrics.rows import WriteTotals, service_row
 from tableformat.basefile import bucket_of_file_id
@@ -49,7 +50,7 @@ from tableformat.basefile import bucket_of_file_id
 KEY_SHIFT = 27  # (partition, bucket) packed in one int64: bucket ids are below 2^26
 
 
-class ExtendibleHashSim(BucketSim):
+class ExtendibleHashSim(SimTableServices, BucketSim):
     """Counts records per (partition, bucket) as the Spark tasks route them, and splits
     buckets after commits."""
 

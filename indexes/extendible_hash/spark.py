@@ -22,6 +22,7 @@ import pyarrow.compute as pc
 from pyspark.sql import types as T
 from pyspark.sql.pandas.types import to_arrow_schema
 
+from indexes import roles
 from indexes.base import ServiceWork, TagContext
 from indexes.bucket.files import partition_bucket_fill
 from indexes.bucket.rescale import split_rows
@@ -31,6 +32,7 @@ from indexes.extendible_hash import ExtendibleHashIndex
 from indexes.extendible_hash.core import SplitPlan, split_figures, split_metadata
 from indexes.extendible_hash.storage import stored_directory, write_directory
 from indexes.hashing import bucket_ids
+from indexes.roles import ServiceExecutor
 from tableformat import basefile as bf
 from tableformat.fs import IOStats
 from tableformat.slice_reader import read_file_group
@@ -65,7 +67,7 @@ def run_split(spark, table: Table, index: ExtendibleHashIndex, plan: SplitPlan,
     rows); what it reads goes to ``counters``. Returns the children's write stats."""
     file_slice, bucket, depth = plan.slices[0], plan.bucket, plan.local_depth
     uri, fields = table.uri, index.hash_fields(table.config.record_key_field)
-    footer_fn = index.base_file_footer
+    footer_fn = roles.footer_writer(index)
     schema = T._parse_datatype_string(RESCALE_STATS_SCHEMA)
     stats_arrow = to_arrow_schema(schema)
     frame = spark.createDataFrame(spark.sparkContext.parallelize([(bucket,)], 1), "bucket int")
@@ -88,7 +90,7 @@ def run_split(spark, table: Table, index: ExtendibleHashIndex, plan: SplitPlan,
             .collect()]  # ok: one write stat per child file (two at most)
 
 
-class ExtendibleHashSpark(BucketRoutingSpark):
+class ExtendibleHashSpark(ServiceExecutor, BucketRoutingSpark):
     """Tag through the directories in the tasks (simple-bucket's tagging with the
     directory as router); split buckets after commits."""
 

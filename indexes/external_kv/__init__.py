@@ -34,6 +34,7 @@ import pyarrow.fs as pafs
 from indexes.base import IndexFigure, Metric, Param, RecordIndex
 from indexes.external_kv import core, server
 from indexes.lookup import Candidates
+from indexes.roles import DeclaredFigures, ExternalResources, PointLookups
 from tableformat.errors import IndexBenchError
 
 __all__ = ["ExternalKvIndex"]
@@ -41,7 +42,7 @@ __all__ = ["ExternalKvIndex"]
 URL_KEY = "indexbench.kv.url"
 
 
-class ExternalKvIndex(RecordIndex):
+class ExternalKvIndex(ExternalResources, DeclaredFigures, PointLookups, RecordIndex):
     """Hudi's ``SparkHoodieHBaseIndex``, its store a redis server."""
 
     name = "external-kv"

@@ -21,6 +21,7 @@ from collections import Counter
 
 import numpy as np
 
+from indexes import roles
 from indexes.external_kv.core import RequestModel, round_trips
 from indexes.insert_routes import InsertRoutes, roll_over_model
 from indexes.md5_hash import hudi_insert_hash
@@ -85,7 +86,7 @@ class ExternalKvSim(SimAdapter):
         self.counts["kv_get_round_trips"] += round_trips(list(self.per_partition.values()),
                                                          b_get)
         self.counts["kv_stale_entries"] += 0  # a simulated writer never dies
-        cfg = self.index.sizing()
+        cfg = roles.sizing_of(self.index)
         roll = roll_over_model(cfg, self.model)  # Hudi's create handles
         snap = self.model.snapshot  # before this commit, as the driver's planner sees it
         avg = sizing.average_record_size(snap.commits, cfg)

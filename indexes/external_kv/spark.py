@@ -37,6 +37,7 @@ from indexes.base import BUCKET_COL, FILE_ID_COL, CommitContext, SparkAdapter, T
 from indexes.bucket.spark_routing import tagged_schema
 from indexes.external_kv import ExternalKvIndex, core
 from indexes.external_kv.store import Counts, KvStore
+from indexes.roles import VerifiesIndex
 from tableformat.basefile import IS_DELETED, RECORD_KEY
 from tableformat.slice_reader import read_file_group
 
@@ -54,7 +55,7 @@ class ListSum(AccumulatorParam):
         return a
 
 
-class ExternalKvSpark(SparkAdapter):
+class ExternalKvSpark(VerifiesIndex, SparkAdapter):
     """Hudi's SparkHoodieHBaseIndex: tagLocation, updateLocation, rollbackCommit."""
 
     index: ExternalKvIndex

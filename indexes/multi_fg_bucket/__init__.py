@@ -27,11 +27,13 @@ from indexes.bloom_filter import (
     PYBLOOM,
     HoodieBloomFilter,
 )
+from indexes.bloom_filter.roles import BloomFilterTheory, BloomSimOptions
 from indexes.bucket.index import BucketIndex
 from indexes.hudi_params import ESTIMATION_THRESHOLD, FILTER_TYPE, FPP, RECORD_SIZE_ESTIMATE
 from indexes.lookup import Candidates
 from indexes.multi_fg_bucket.core import footer_filter
 from indexes.multi_fg_bucket.layout import fill, groups_of_files, layout_problems
+from indexes.roles import FileSizing, FooterData
 from tableformat.errors import IndexBenchError
 from writeclient import sizing
 
@@ -40,7 +42,8 @@ __all__ = ["MultiFgBucketIndex"]
 DEFAULT_SCALE = 1 / 1000  # as bloom's: file sizes and filter entries shrink together
 
 
-class MultiFgBucketIndex(BucketIndex):
+class MultiFgBucketIndex(BloomFilterTheory, BloomSimOptions, FileSizing, FooterData,
+                         BucketIndex):
     """Hash buckets of several file groups, found inside a bucket by bloom filters."""
 
     name = "multi-fg-bucket"

@@ -35,6 +35,7 @@ from indexes.hashing import bucket_ids
 from indexes.multi_fg_bucket.core import expand
 from indexes.multi_fg_bucket.layout import PartitionGroups, partition_groups
 from indexes.multi_fg_bucket.plan import plan_counters, plan_inserts, records_per_group
+from indexes.roles import SimFooterBytes
 from indexes.simulation import GroupWrites, SimAdapter, SimBatch, SimChunk, SimOptions
 from writeclient import sizing
 
@@ -151,12 +152,12 @@ class PartitionState:
         return out
 
 
-class MultiFgBucketSim(SimAdapter):
+class MultiFgBucketSim(SimFooterBytes, SimAdapter):
     """Hash buckets, bounded bloom lookups and the insert plan over the model table."""
 
     def __init__(self, index, model, options: SimOptions | None = None):
         super().__init__(index, model, options)
-        self.exact = self.options.table_keys <= self.options.exact_bloom_keys
+        self.exact = self.options.table_keys <= self.options.option("exact_bloom_keys")
         self.state: dict[str, PartitionState] = {}
         self.filters: dict[tuple[str, int], object] = {}
         self.rng = np.random.default_rng([self.options.seed, 0x3F6B])

@@ -33,6 +33,7 @@ from indexes.bucket.spark_routing import tagged_schema
 from indexes.multi_fg_bucket.core import candidate_pairs, footer_filter
 from indexes.multi_fg_bucket.layout import partition_groups
 from indexes.multi_fg_bucket.plan import plan_counters, plan_inserts, records_per_group
+from indexes.roles import VerifiesIndex
 from tableformat.basefile import (
     IS_DELETED,
     read_footer,
@@ -44,7 +45,7 @@ from writeclient import sizing
 PAIR_SCHEMA = "partition string, key string, file_id string"
 
 
-class MultiFgBucketSpark(SparkAdapter):
+class MultiFgBucketSpark(VerifiesIndex, SparkAdapter):
     """Hash buckets, bloom lookups bounded to the bucket, inserts to the newest group."""
 
     def __init__(self, index):

@@ -28,10 +28,11 @@ from indexes.multiple_rehash.core import (
     history_problems,
     plan_rescale,
 )
+from indexes.roles import TableServices
 from tableformat.errors import IndexBenchError
 
 
-class MultipleRehashIndex(BucketIndex):
+class MultipleRehashIndex(TableServices, BucketIndex):
     """Simple-bucket routing with per-partition bucket counts that rescales can grow."""
 
     name = "multiple-rehash"

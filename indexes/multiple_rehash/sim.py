@@ -18,11 +18,12 @@ from indexes.bucket.rescale import rescale_metadata, split_rows
 from indexes.bucket.sim import BucketSim
 from indexes.hashing import bucket_ids
 from indexes.multiple_rehash.core import plan_rescale
+from indexes.roles import SimTableServices
 from metrics.rows import WriteTotals, rescale_row
 from tableformat.basefile import bucket_of_file_id
 
 
-class MultipleRehashSim(BucketSim):
+class MultipleRehashSim(SimTableServices, BucketSim):
     """Simple-bucket routing with per-partition counts that the policy grows."""
 
     def table_services(self, batch_no: int) -> list[dict[str, Any]]:

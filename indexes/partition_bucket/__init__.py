@@ -34,11 +34,12 @@ from indexes.partition_bucket.core import (
     plan_partition_rescale,
     rule_type,
 )
+from indexes.roles import HudiCounterpartRole, TableServices
 
 ENGINE = "SIMPLE"
 
 
-class PartitionBucketIndex(BucketIndex):
+class PartitionBucketIndex(TableServices, HudiCounterpartRole, BucketIndex):
     """Simple-bucket routing with per-partition counts from versioned regex rules."""
 
     name = "partition-bucket"

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from indexes.bucket.sim import BucketSim
 from indexes.partition_bucket.core import HashingConfig, commit_metadata
+from indexes.roles import SimCommitMetadata
 from indexes.simulation import GroupWrites, SimBatch
 
 
-class PartitionBucketSim(BucketSim):
+class PartitionBucketSim(SimCommitMetadata, BucketSim):
     """Counts records per (partition, bucket) under the partition's rule count."""
 
     def begin(self, batch: SimBatch) -> None:

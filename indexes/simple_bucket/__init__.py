@@ -11,11 +11,12 @@ from __future__ import annotations
 from indexes.bucket.files import assign_file_ids, existing_bucket_files
 from indexes.bucket.index import BucketIndex
 from indexes.hudi_counterpart import HudiCounterpart
+from indexes.roles import HudiCounterpartRole
 
 __all__ = ["SimpleBucketIndex", "assign_file_ids", "existing_bucket_files"]
 
 
-class SimpleBucketIndex(BucketIndex):
+class SimpleBucketIndex(HudiCounterpartRole, BucketIndex):
     """Hudi's simple bucket index (``hoodie.index.type=BUCKET``, engine SIMPLE)."""
 
     name = "simple-bucket"

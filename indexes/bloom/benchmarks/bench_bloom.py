@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import pyarrow as pa
 
+from benchmarks._data import SAMPLING, uuid_keys
 from indexes.bloom_filter import DYNAMIC_V0, HASHINGS, SIMPLE, HoodieBloomFilter
-
-from ._data import SAMPLING, uuid_keys
 
 
 class BloomBuild:

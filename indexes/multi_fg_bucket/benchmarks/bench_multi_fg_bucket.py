@@ -11,11 +11,10 @@ import numpy as np
 import pyarrow as pa
 
 import indexes
+from benchmarks._data import SAMPLING, uuid_keys
 from indexes.bloom_filter.key_check import check_filter
 from indexes.multi_fg_bucket.core import candidate_pairs, footer_filter
 from indexes.multi_fg_bucket.layout import groups_of_files, new_group_id
-
-from ._data import SAMPLING, uuid_keys
 
 GROUP_KEYS = 1_000  # keys per file group: a full 1.2 MB group of 1 KB records
 # Hudi's ratio of keys per file to filter capacity at that size: 600 entries a row,

@@ -25,12 +25,12 @@ from typing import Any
 
 import numpy as np
 
-from ._data import int32_hashes
+from benchmarks import ROOT
+from benchmarks._data import int32_hashes
 
 ASSIGNERS = 4
 SHARE_KEYS = int(os.environ.get("INDEXBENCH_ASV_SHARE_KEYS", "10000000"))
 _SCALE = os.environ.get("INDEXBENCH_ASV_SCALEOUT_SIZES", "2000000,2,1000000")
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 class AssignerShareBytes:

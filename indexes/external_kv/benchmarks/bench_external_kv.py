@@ -21,7 +21,7 @@ import tempfile
 import numpy as np
 import pyarrow as pa
 
-from ._data import SAMPLING, uuid_keys
+from benchmarks._data import SAMPLING, uuid_keys
 
 ENTRIES = int(os.environ.get("INDEXBENCH_ASV_KV_ENTRIES", "200000"))
 PARTITIONS = ("2026/01/01", "2026/01/02", "2026/01/03", "2026/01/04")

@@ -1,7 +1,7 @@
 """dynamic-rli cores: bucket assignment of new keys, cache lookups, bootstrap from the RLI.
 
 ``DynamicRliCache`` is one partition's cache at ``INDEXBENCH_ASV_CACHE_KEYS`` resident
-keys (default 10,000,000, the size docs/indexes/dynamic-rli.md measures the cache at;
+keys (default 10,000,000, the size the index's page, ../README.md, measures the cache at;
 ``.ci/asv-check`` runs 500,000): lookups and new-key assignment of a tenth of that,
 and bytes per key.
 
@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from ._data import SAMPLING, int32_hashes
+from benchmarks._data import SAMPLING, int32_hashes
 
 ASSIGNERS = 4
 RESIDENT = int(os.environ.get("INDEXBENCH_ASV_CACHE_KEYS", "10000000"))

@@ -1,0 +1,297 @@
+"""Fitting a cost profile to a real run (``indexbench calibrate``).
+
+:func:`calibrate` fits the CPU, disk and overhead constants of the time model
+(:mod:`indexbench.sim.time_model`) to a real run's measured ``tag_s``, ``write_s`` and
+``commit_s`` by non-negative least squares over the same features the model uses
+(:func:`_nnls`, Lawson-Hanson, no scipy at runtime); constants the data cannot separate
+keep the base profile's value. An external key-value index's constants are fitted from
+the run's own request latencies and server memory (:func:`fit_kv`), not from seconds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from indexbench.sim.profiles import CostProfile, profile
+from indexbench.sim.time_model import _KV, _features, _numeric, _phase_seconds, _theta, _work
+
+# Constants fitted from tag_s and write_s, in the order they win when two are collinear.
+_FIT = ("tag_overhead_s", "write_overhead_s", "cpu_hash_s", "cpu_probe_s",
+        "cpu_record_write_s", "read_latency_s", "write_latency_s", "read_byte_s",
+        "write_byte_s", "cpu_record_tag_s", "shuffle_byte_s")
+_MIN_INDEPENDENT = 0.02  # share of a work column not explained by the kept ones
+# The profile field behind each per-byte coefficient (what a report names).
+_FIELD = {"read_byte_s": "read_stream_bps", "write_byte_s": "write_stream_bps",
+          "shuffle_byte_s": "shuffle_core_bps"}
+
+
+def _field(key: str) -> str:
+    return _FIELD.get(key, key)
+
+
+def _nnls(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """min ||a x - b|| subject to x >= 0 (Lawson-Hanson active set; no scipy at runtime)."""
+    m, n = a.shape
+    x = np.zeros(n)
+    passive = np.zeros(n, dtype=bool)
+    tol = 10 * np.finfo(float).eps * max(m, n) * max(1.0, float(np.abs(a).sum(axis=0).max()))
+    grad = a.T @ (b - a @ x)
+    for _ in range(3 * n + 30):
+        if passive.all() or not (grad[~passive] > tol).any():
+            break
+        passive[int(np.argmax(np.where(passive, -np.inf, grad)))] = True
+        for _ in range(3 * n + 30):
+            s = np.zeros(n)
+            s[passive] = np.linalg.lstsq(a[:, passive], b, rcond=None)[0]
+            if (s[passive] > tol).all():
+                break
+            neg = passive & (s <= tol)
+            alpha = float(np.min(x[neg] / np.maximum(x[neg] - s[neg], tol)))
+            x = x + alpha * (s - x)
+            passive &= x > tol
+            x[~passive] = 0.0
+        x = s if passive.any() else x
+        x[~passive] = 0.0
+        grad = a.T @ (b - a @ x)
+    return np.maximum(x, 0.0)
+
+
+def _identifiable(x: np.ndarray) -> tuple[list[int], dict[int, str]]:
+    """Columns the data can separate, greedily in ``_FIT`` order; why the others cannot."""
+    norms = np.linalg.norm(x, axis=0)
+    kept: list[int] = []
+    why: dict[int, str] = {}
+    for j in range(x.shape[1]):
+        if norms[j] == 0:
+            why[j] = "no such work in the data"
+            continue
+        col = x[:, j] / norms[j]
+        if kept:
+            basis = x[:, kept] / norms[kept]
+            q, _ = np.linalg.qr(basis)
+            if np.linalg.norm(col - q @ (q.T @ col)) < _MIN_INDEPENDENT:
+                other = kept[int(np.argmax(np.abs(basis.T @ col)))]
+                why[j] = f"collinear with {_field(_FIT[other])} in the data"
+                continue
+        kept.append(j)
+    return kept, why
+
+
+def _r2(y: np.ndarray, pred: np.ndarray) -> float:
+    ss_tot = float(((y - y.mean()) ** 2).sum()) if len(y) else 0.0
+    return 1.0 - float(((y - pred) ** 2).sum()) / ss_tot if ss_tot > 0 else float("nan")
+
+
+def fit_kv(metrics: pd.DataFrame, base: CostProfile) -> tuple[dict[str, float],
+                                                               dict[str, str]]:
+    """The key-value server's constants from a real run's own measurements: the round
+    trip and the cost per key from the p50 request latency (``kv_get_p50_ms``) against
+    the keys per request (``kv_gets / kv_get_round_trips``; unless the sizes differ by
+    2x or more, as runs at several ``get.batch.size`` do, only the round trip is told
+    apart), the p99/p50 ratio, and the memory as base + bytes per
+    entry from ``kv_server_bytes`` against ``kv_entries``. Returns (fitted, why kept); a
+    run without those columns (no key-value index) gives neither."""
+    fitted: dict[str, float] = {}
+    why: dict[str, str] = {}
+    p50, p99 = _numeric(metrics, "kv_get_p50_ms"), _numeric(metrics, "kv_get_p99_ms")
+    gets, rts = _numeric(metrics, "kv_gets"), _numeric(metrics, "kv_get_round_trips")
+    if p50 is not None and gets is not None and rts is not None:  # a run with such an index
+        x = (gets / rts.where(rts > 0)).to_numpy(dtype=float)
+        y = p50.to_numpy(dtype=float) / 1000.0
+        ok = np.isfinite(x) & np.isfinite(y)
+        x, y = x[ok], y[ok]
+        if not len(x):
+            why.update(dict.fromkeys(("kv_round_trip_s", "kv_key_s", "kv_tail_ratio"),
+                                     "no measured kv_get_p50_ms"))
+        else:
+            slope = base.kv_key_s
+            if x.max() >= 2 * x.min():  # request sizes apart enough to tell a slope
+                slope = max(0.0, float(np.polyfit(x, y, 1)[0]))
+                fitted["kv_key_s"] = slope
+            else:
+                why["kv_key_s"] = "one request size only"
+            fitted["kv_round_trip_s"] = max(0.0, float(np.median(y - slope * x)))
+            if p99 is not None:
+                r = p99.to_numpy(dtype=float)[ok] / 1000.0 / np.maximum(y, 1e-12)
+                r = r[np.isfinite(r)]
+                if len(r):
+                    fitted["kv_tail_ratio"] = max(1.0, float(np.median(r)))
+    mem, entries = _numeric(metrics, "kv_server_bytes"), _numeric(metrics, "kv_entries")
+    if mem is None or entries is None:  # no key-value index in the run: nothing to say
+        return fitted, why
+    if not (mem.notna() & entries.notna()).any():
+        why.update(dict.fromkeys(("kv_base_bytes", "kv_entry_bytes"),
+                                 "no measured kv_server_bytes"))
+    else:
+        ok = (mem.notna() & entries.notna()).to_numpy()
+        m, e = mem.to_numpy(dtype=float)[ok], entries.to_numpy(dtype=float)[ok]
+        if np.ptp(e) > 0:
+            per, at0 = np.polyfit(e, m, 1)
+            fitted["kv_entry_bytes"], fitted["kv_base_bytes"] = max(0.0, float(per)), \
+                max(0.0, float(at0))
+        else:
+            why["kv_base_bytes"] = "one table size only"
+            fitted["kv_entry_bytes"] = max(0.0, float(np.median(
+                (m - base.kv_base_bytes) / np.maximum(e, 1.0))))
+    return fitted, why
+
+
+def _refuse_untimed_upserts(metrics: pd.DataFrame) -> None:
+    """The model is fitted to upserts: a run none of whose upsert rows timed a phase (a
+    throughput run) is refused, even when its table-service rows (rescales, splits,
+    compactions: the service runner times those in any mode) have a ``write_s``."""
+    op = metrics["operation"] if "operation" in metrics.columns else None
+    upserts = np.ones(len(metrics), bool) if op is None else (op == "upsert").to_numpy()
+    timed = np.zeros(len(metrics), bool)
+    for phase in ("tag", "write"):
+        y = _numeric(metrics, f"{phase}_s")
+        if y is not None:
+            timed |= np.isfinite(y.to_numpy(dtype=float))
+    if not (timed & upserts).any():
+        raise ValueError("calibration needs upsert rows with a measured tag_s or write_s; "
+                         "a run in throughput mode (--throughput) has none: calibrate from "
+                         "a run without it")
+
+
+def calibrate(metrics: pd.DataFrame, base: str = "local", *, cores: int | None = None,
+              modelled_record_bytes: float | None = None,
+              modelled_file_bytes: float = 0.0) -> tuple[CostProfile, dict[str, Any]]:
+    """Fit CPU, disk and overhead constants to a real run's measured seconds.
+
+    Non-negative least squares of measured ``tag_s`` and ``write_s`` against the counted
+    work of the same rows (same features as the model); ``commit_overhead_s`` is the median
+    of ``commit_s`` left after the modelled commit I/O. Constants the data cannot separate
+    (no such work, or collinear with a constant fitted first) keep ``base``'s value.
+    ``modelled_record_bytes`` (and ``modelled_file_bytes``): the simulator's model of a
+    base file of the run's workload, bytes per record (and per file); with it the ratio
+    of the real base-file bytes to the model's is fitted too, as ``record_bytes_ratio``
+    (rows that wrote log files are left out: their bytes are not base files').
+    Returns the fitted profile and a report (R², residuals, rows used, what was kept).
+    """
+    base_prof = profile(base)
+    p = base_prof.cores(cores)
+    _refuse_untimed_upserts(metrics)
+    w = _work(metrics, prefer_model=False)
+    feats = _features(w, p, base_prof.commit_files)
+    kv_fit, kv_why = fit_kv(metrics, base_prof)
+    theta = {**_theta(base_prof, p), **{k: v for k, v in kv_fit.items() if k in _KV}}
+    n = len(metrics)
+
+    blocks, ys, phases, used = [], [], [], np.zeros(n, dtype=bool)
+    for phase in ("tag", "write"):
+        y = _numeric(metrics, f"{phase}_s")
+        if y is None:
+            continue
+        ok = np.isfinite(y.to_numpy(dtype=float))
+        if phase == "tag":
+            ok &= w["rescale"] == 0
+        f = feats[phase]
+        mat = np.column_stack([f.get(k, np.zeros(n)) for k in _FIT])
+        ok &= np.isfinite(mat).all(axis=1)
+        # the key-value server's requests, fitted from their own latencies: taken out
+        kv_s = sum(theta[k] * f.get(k, np.zeros(n)) for k in _KV)
+        blocks.append(mat[ok])
+        ys.append((y.to_numpy(dtype=float) - kv_s)[ok])
+        phases += [phase] * int(ok.sum())
+        used |= ok
+    if not phases:
+        raise ValueError("calibration needs rows with a measured tag_s or write_s; a run "
+                         "in throughput mode (--throughput) has none: calibrate from a "
+                         "run without it")
+    x = np.vstack(blocks)
+    y = np.concatenate(ys)
+    phase_of = np.array(phases)
+
+    kept, why = _identifiable(x)
+    fixed = [j for j in range(len(_FIT)) if j not in kept]
+    base_vec = np.array([theta[k] for k in _FIT])
+    y_adj = y - x[:, fixed] @ base_vec[fixed]
+    norms = np.linalg.norm(x[:, kept], axis=0)
+    fit = _nnls(x[:, kept] / norms, y_adj) / norms
+    new = dict(theta)
+    for j, value in zip(kept, fit, strict=True):
+        new[_FIT[j]] = float(value)
+
+    changes: dict[str, Any] = {k: new[k] for k in _FIT if k in {_FIT[j] for j in kept}
+                               and not k.endswith("_byte_s")}
+    changes.update(kv_fit)
+    kept_base = {_field(_FIT[j]): why[j] for j in fixed}
+    kept_base.update(kv_why)
+    for key, stream, cap in (("read_byte_s", "read_stream_bps", "max_read_bps"),
+                             ("write_byte_s", "write_stream_bps", "max_write_bps")):
+        if stream in kept_base:
+            continue
+        if new[key] <= 0:
+            kept_base[stream] = "fit gave no cost per byte"
+            new[key] = theta[key]
+            continue
+        bandwidth = 1.0 / new[key]  # aggregate at p; one stream per core up to the device
+        changes[stream] = bandwidth / p
+        changes[cap] = bandwidth
+    if "shuffle_core_bps" not in kept_base:
+        if new["shuffle_byte_s"] > 0:
+            changes["shuffle_core_bps"] = 1.0 / (p * new["shuffle_byte_s"])
+        else:
+            kept_base["shuffle_core_bps"] = "fit gave no cost per byte"
+            new["shuffle_byte_s"] = theta["shuffle_byte_s"]
+
+    commit_rows = 0
+    commit_y = _numeric(metrics, "commit_s")
+    if commit_y is not None and np.isfinite(commit_y.to_numpy(dtype=float)).any():
+        ok = np.isfinite(commit_y.to_numpy(dtype=float))
+        rest = _phase_seconds({k: v for k, v in feats["commit"].items()
+                               if k != "commit_overhead_s"}, new)
+        rest = np.broadcast_to(rest, (n,))
+        left = commit_y.to_numpy(dtype=float)[ok] - rest[ok]
+        changes["commit_overhead_s"] = max(0.0, float(np.median(left)))
+        commit_rows = int(ok.sum())
+    else:
+        kept_base["commit_overhead_s"] = "no measured commit_s"
+
+    pred = x @ np.array([new[k] for k in _FIT])
+    resid = y - pred
+    report: dict[str, Any] = {
+        "base": base_prof.name,
+        "parallelism": p,
+        "rows": int(used.sum()),
+        "equations": {"tag": int((phase_of == "tag").sum()),
+                      "write": int((phase_of == "write").sum()), "commit": commit_rows},
+        "r2": _r2(y, pred),
+        "r2_tag": _r2(y[phase_of == "tag"], pred[phase_of == "tag"]),
+        "r2_write": _r2(y[phase_of == "write"], pred[phase_of == "write"]),
+        "rmse_s": float(np.sqrt(np.mean(resid ** 2))),
+        "max_abs_residual_s": float(np.max(np.abs(resid))),
+        "fitted": changes,
+        "kept_base": kept_base,
+    }
+    written = _numeric(metrics, "bytes_written")
+    if written is None or not written.notna().any():
+        written = _numeric(metrics, "model_bytes_written")
+    records = _numeric(metrics, "records_written")
+    files = _numeric(metrics, "files_written")
+    files = files.fillna(0.0) if files is not None else pd.Series(0.0, index=metrics.index)
+    keep = pd.Series(True, index=metrics.index)
+    logs = _numeric(metrics, "log_files_written")
+    if logs is not None:
+        keep &= logs.fillna(0) == 0
+    sized = _numeric(metrics, "avg_record_size")  # rows whose inserts were sized by bytes
+    if sized is not None and (sized.notna() & keep).any():
+        keep &= sized.notna()
+    if written is not None and records is not None:
+        written, records, files = written[keep], records[keep], files[keep]
+    if not modelled_record_bytes:
+        kept_base["record_bytes_ratio"] = "the run's workload (modelled record size) unknown"
+    elif written is not None and records is not None and records.sum() > 0:
+        modelled = records.sum() * modelled_record_bytes + files.sum() * modelled_file_bytes
+        changes["record_bytes_ratio"] = float(written.sum() / modelled)
+    else:
+        kept_base["record_bytes_ratio"] = "no bytes_written / records_written"
+    fitted = replace(base_prof, name=f"{base_prof.name}-calibrated",
+                     note=f"calibrated on {report['rows']} rows of a real run at "
+                          f"parallelism {p} (R² {report['r2']:.3f}) from base "
+                          f"{base_prof.name!r}", **changes)
+    return fitted, report
