@@ -5,8 +5,8 @@ The command runs the table service its table's index declares with ``command =
 options another index declares for its rescale are refused by name, and a table whose
 index declares none is refused. The plan is checked before anything is written (and
 again under the writer lock); the service runner (:mod:`indexbench.services`) executes
-and commits it as one replacecommit. See docs/indexes/multiple-rehash.md and
-docs/indexes/partition-bucket.md.
+and commits it as one replacecommit. See each index's page (its folder's README.md,
+gathered in docs/indexes/README.md).
 """
 
 from __future__ import annotations

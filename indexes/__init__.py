@@ -5,8 +5,16 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from indexes import base
 from indexes.base import IndexFigure, RecordIndex, ServiceOption, TableService
-from indexes.roles import DEFINITION_ROLES, DeclaredFigures, plays, role_problems, services
+from indexes.roles import (
+    DEFINITION_ROLES,
+    DeclaredFigures,
+    adapter_problems,
+    plays,
+    role_problems,
+    services,
+)
 from tableformat.errors import TableConfigError
 
 _REGISTRY: dict[str, str] = {
@@ -95,6 +103,7 @@ def index_class(name: str) -> type[RecordIndex]:
 
 
 _CHECKED: set[type] = set()
+base.ADAPTER_CHECK = adapter_problems  # adapters are checked on first use (indexes.base)
 
 
 def _checked(cls: type[RecordIndex]) -> type[RecordIndex]:

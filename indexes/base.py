@@ -278,6 +278,26 @@ def load_object(path: str) -> Any:
     return getattr(importlib.import_module(module), name)
 
 
+# The registry (indexes/__init__.py) sets this to indexes.roles.adapter_problems: an
+# adapter class is checked against its roles on first use (this module cannot import
+# indexes.roles, which builds on it).
+ADAPTER_CHECK: Any = None
+_CHECKED_ADAPTERS: set[tuple[type, type]] = set()
+
+
+def _checked_adapter(index: Any, path: str, engine: str) -> Any:
+    """The adapter class at ``path``, refused (``TypeError``) on first use if it defines
+    a role's member without playing the role, or lacks what its roles require."""
+    adapter = load_object(path)
+    key = (type(index), adapter)
+    if ADAPTER_CHECK is not None and key not in _CHECKED_ADAPTERS:
+        problems = ADAPTER_CHECK(index, adapter, engine)
+        if problems:
+            raise TypeError("; ".join(problems) + " (docs/adding-an-index.md, roles)")
+        _CHECKED_ADAPTERS.add(key)
+    return adapter
+
+
 class RecordIndex(ABC):
     """Engine-neutral definition of an index; adding one = one folder + one registry line.
 
@@ -331,12 +351,12 @@ class RecordIndex(ABC):
     def spark(self) -> Any:
         """The Spark adapter of this index (imports pyspark on first use)."""
         if self._spark is None:
-            self._spark = load_object(self.SPARK_ADAPTER)(self)
+            self._spark = _checked_adapter(self, self.SPARK_ADAPTER, "spark")(self)
         return self._spark
 
     def simulator(self, model: Any, options: Any = None) -> Any:
         """A simulator adapter of this index over a model table (no Spark)."""
-        return load_object(self.SIM_ADAPTER)(self, model, options)
+        return _checked_adapter(self, self.SIM_ADAPTER, "sim")(self, model, options)
 
     def validate(self) -> None:  # noqa: B027 (optional hook)
         """Refuse impossible parameter values (override to add checks)."""

@@ -503,12 +503,22 @@ def _role_members(role: type[Role]) -> dict[str, Any]:
 def _is_role(k: type) -> bool:
     """A role class (of this module or an index's own, e.g. a shared implementation of
     one: every base a role), as opposed to an index or adapter class that plays roles."""
-    return issubclass(k, Role) and all(issubclass(b, Role) for b in k.__bases__)
+    return issubclass(k, Role) and all(b is Role or _is_role(b) for b in k.__bases__)
 
 
 def _raw(cls: type, name: str) -> Any:
     """``name`` as the class that wins the lookup defines it (no descriptor binding)."""
     return next(vars(k)[name] for k in cls.__mro__ if name in vars(k))
+
+
+def adapter_problems(index: Any, adapter: type, engine: str) -> list[str]:
+    """:func:`role_problems` of an index's ``"spark"`` or ``"sim"`` adapter class, and an
+    index with table services whose Spark adapter cannot execute them."""
+    out = role_problems(adapter, SPARK_ROLES if engine == "spark" else SIM_ROLES)
+    if engine == "spark" and services(index) and not plays(adapter, ServiceExecutor):
+        out.append(f"{adapter.__name__} does not play ServiceExecutor, but its index "
+                   "declares table services (TableServices)")
+    return out
 
 
 def role_problems(cls: type, roles: Sequence[type[Role]]) -> list[str]:

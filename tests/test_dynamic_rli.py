@@ -131,7 +131,7 @@ def test_lazy_bootstrap_and_eviction_flow_through_the_driver(grown):
     # logical resident bytes, each share once, and every share is counted as a hit or a load
     assert [x["assigner_mem_bytes_total"] for x in m] == [x["index_mem_bytes"] for x in m]
     # each task holds its own share, none all of them (max ≈ total / P at scale:
-    # benchmarks/bench_dynamic_rli_scale.py; 50-120 keys a partition here)
+    # indexes/dynamic_rli/benchmarks/bench_dynamic_rli_scale.py; 50-120 keys a partition here)
     assert all(0 < x["assigner_mem_bytes_max"] < x["assigner_mem_bytes_total"] for x in m)
     touched = [2 * len(b) for b in PLAN]  # P = 2 shares per touched partition
     assert [x["assigner_cache_hits"] + x["assigner_bootstraps"] for x in m] == touched

@@ -42,34 +42,14 @@ SKIP_DIRS = {"out", "build", "dist", "__pycache__", "spark-warehouse", "metastor
 # notebook compares them
 NAMING_ALLOWED = ("benchmarks", "peers", "reports", "notebooks")
 
-# Known mentions in files this change could not edit (others own them), each with what
-# would remove it. A mention found and not listed fails; an entry no longer found fails
-# too (remove it).
+# Known mentions outside an index's folder, each with what would remove it. A mention
+# found and not listed fails; an entry no longer found fails too (remove it).
 KNOWN: dict[tuple[str, str, str], str] = {
     ("docs/simulator.md", "bloom", "import"):
         "`indexes.bloom.core.candidate_slices` / `check_keys` described in the simulator "
         "page: bloom's page could hold it",
     ("docs/reports.md", "dynamic-rli", "import"):
         "'before `indexes.dynamic_rli` existed' in the asv section",
-    ("indexbench/query/spark_query.py", "bloom", "import"):
-        "a comment's example '(indexes.bloom, indexes.bucket, ...)'",
-    ("indexbench/rescale.py", "multiple-rehash", "old path"):
-        "docstring cites docs/indexes/multiple-rehash.md (moved)",
-    ("indexbench/rescale.py", "partition-bucket", "old path"):
-        "docstring cites docs/indexes/partition-bucket.md (moved)",
-    ("indexbench/sim/profiles.py", "external-kv", "old path"):
-        "comment cites docs/indexes/external-kv.md (moved; docs/simulator.md has the "
-        "measured default too)",
-    ("indexes/bloom/__init__.py", "bloom", "old path"):
-        "comment cites docs/indexes/bloom.md (moved: README.md of the folder)",
-    ("indexes/multi_fg_bucket/__init__.py", "multi-fg-bucket", "old path"):
-        "comment cites docs/indexes/multi-fg-bucket.md (moved: README.md of the folder)",
-    ("indexes/dynamic_rli/spark.py", "dynamic-rli", "old path"):
-        "docstring cites docs/indexes/dynamic-rli.md (moved: README.md of the folder)",
-    ("indexes/external_kv/sim.py", "external-kv", "old path"):
-        "comment cites docs/indexes/external-kv.md (moved: README.md of the folder)",
-    ("tests/test_dynamic_rli.py", "dynamic-rli", "old path"):
-        "comment cites benchmarks/bench_dynamic_rli_scale.py (moved to the folder)",
 }
 
 

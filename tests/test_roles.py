@@ -15,7 +15,15 @@ import pytest
 
 import indexes
 from indexes import roles
-from indexes.base import CORE, SPARK_CORE, Param, RecordIndex, SparkAdapter, load_object
+from indexes.base import (
+    CORE,
+    SPARK_CORE,
+    Param,
+    RecordIndex,
+    SparkAdapter,
+    TableService,
+    load_object,
+)
 from indexes.simulation import SimAdapter
 from writeclient.sizing import SizingConfig
 
@@ -111,3 +119,40 @@ def test_a_role_played_without_its_required_member_is_refused():
 
     assert roles.role_problems(Half, roles.DEFINITION_ROLES) == [
         "Half plays FooterData but does not define base_file_footer"]
+
+
+def test_a_subclass_of_an_index_is_checked_like_any_index():
+    bloom = indexes.index_class("bloom")
+
+    class MyBloom(bloom):
+        def row_buckets(self, data, partition, config, snapshot):  # Bucketed's member
+            return None
+
+    assert roles.role_problems(MyBloom, roles.DEFINITION_ROLES) == [
+        "MyBloom defines row_buckets but does not play Bucketed (generic code calls it "
+        "only for an index that does)"]
+
+
+class Verifying(SparkAdapter):
+    def verify(self, spark, table, snapshot):  # VerifiesIndex's member, role not played
+        return []
+
+
+class Serviced(roles.TableServices, Minimal):
+    SERVICES = (TableService("tidy", "a table service", "tidy"),)
+
+    def plan_service(self, service, table, snapshot, options):
+        return None
+
+
+def test_an_adapter_is_checked_on_first_use():
+    class Stray(Minimal):
+        SPARK_ADAPTER = f"{__name__}:Verifying"
+
+    with pytest.raises(TypeError, match="Verifying defines verify but does not play "
+                                        "VerifiesIndex"):
+        _ = Stray().spark
+    assert roles.adapter_problems(Serviced(), SparkAdapter, "spark") == [
+        "SparkAdapter does not play ServiceExecutor, but its index declares table "
+        "services (TableServices)"]
+    assert roles.adapter_problems(Minimal(), SparkAdapter, "spark") == []

@@ -200,7 +200,8 @@ def warm_up(spark: SparkSession, index) -> None:
     if not _first_time(spark, "lookup"):
         return
 
-    # the packages of the index's class and its bases (indexes.bloom, indexes.bucket, ...)
+    # the packages of the index's class and its bases (its folder and the shared
+    # packages it builds on)
     # with every module of them loaded here, its core and lookup path: naming no index
     packages = {".".join(c.__module__.split(".")[:2]) for c in type(index).__mro__
                 if c.__module__.startswith("indexes.")}

@@ -69,7 +69,7 @@ class CostProfile:
     # load ~10 from other jobs, 2026-11-25) with asv's ExternalKvRequests: a multi-get of
     # 1, 10, 100 uuid keys on a loopback redis-server of 100k entries, p50 83/106/304 us,
     # p99 18x the p50 at 100 keys; INFO used_memory 0.96 MB empty, 171 B per entry
-    # (docs/indexes/external-kv.md). hdfs and s3: a datacenter round trip.
+    # (docs/simulator.md). hdfs and s3: a datacenter round trip.
     kv_round_trip_s: float = 82e-6
     kv_key_s: float = 2.2e-6
     kv_tail_ratio: float = 18.0

@@ -42,7 +42,7 @@ from writeclient import sizing
 
 __all__ = ["BloomIndex", "measured_fp_rate", "fraction"]
 
-DEFAULT_SCALE = 1 / 1000  # see fraction; docs/indexes/bloom.md, "Scale"
+DEFAULT_SCALE = 1 / 1000  # see fraction; README.md here, "Scale"
 # A scaled table expected to hold this many base files or more gets a note (size_notes).
 MANY_FILES = 10_000
 

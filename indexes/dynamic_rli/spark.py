@@ -25,7 +25,7 @@ tasks' tags into tokens; a failed one distrusts the shares it touched.
 Memory: the driver holds a few numbers per resident (partition, share)
 (``driver_index_mem_bytes`` = 0, measured); each assigner task holds its shares,
 ~6 bytes per resident key (``assigner_mem_bytes_max`` / ``_total``). Why a bootstrap
-and not engine state or pinned executors: docs/indexes/dynamic-rli.md ("On the
+and not engine state or pinned executors: README.md here ("On the
 executors"). Concurrent writers are refused by the table's writer lock.
 """
 

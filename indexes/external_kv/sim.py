@@ -30,7 +30,7 @@ from writeclient import sizing
 
 # The model's constants when no cost profile is given (the defaults of
 # indexbench.sim.cost's profiles, measured on this project's machine: see
-# docs/indexes/external-kv.md).
+# README.md here).
 DEFAULT_MODEL = RequestModel(round_trip_s=82e-6, key_s=2.2e-6, tail_ratio=18.0)
 DEFAULT_BASE_BYTES = 0.96e6
 DEFAULT_ENTRY_BYTES = 171.0

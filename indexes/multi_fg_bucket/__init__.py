@@ -51,7 +51,7 @@ class MultiFgBucketIndex(BloomFilterTheory, BloomSimOptions, FileSizing, FooterD
     assigns_inserts = True
     # Hudi's reasoning for HoodieBloomIndex: the filters are in base-file footers, so a
     # key in a log file could not be found. On merge-on-read, updates go to their file
-    # group's log and inserts only to base files (docs/indexes/multi-fg-bucket.md).
+    # group's log and inserts only to base files (README.md here).
     CAN_INDEX_LOG_FILES = False
     SPARK_ADAPTER = "indexes.multi_fg_bucket.spark:MultiFgBucketSpark"
     SIM_ADAPTER = "indexes.multi_fg_bucket.sim:MultiFgBucketSim"
