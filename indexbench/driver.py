@@ -709,8 +709,8 @@ def _write_instant(up: Upsert, instant: str, prep: Prepared, extra_metadata: dic
         counts = plan.written(counters, counts)
         crash_if("after_write")
         with clock.step("commit_s"):
-            _commit(up, instant, stats, tagged, inserts, release,
-                    {"operationType": operation, "extraMetadata": extra_metadata}, action)
+            _commit(up, instant, stats, tagged, inserts, release, operation,
+                    extra_metadata, action)
     finally:
         for drop in release:
             safely(drop)
@@ -733,7 +733,8 @@ def _place_inserts(up: Upsert, ctx: TagContext, tagged: DataFrame, counts: dict,
 
 
 def _commit(up: Upsert, instant: str, stats: list[dict], tagged: DataFrame,
-            inserts: DataFrame | None, release: list, metadata: dict, action: str) -> None:
+            inserts: DataFrame | None, release: list, operation: str,
+            extra_metadata: dict[str, str], action: str) -> None:
     """Update the index after the write, then complete the instant with its write stats."""
     live = tagged.where(~F.col(IS_DELETED)) if IS_DELETED in tagged.columns else tagged
     extra = up.index.spark.update_location(CommitContext(up.spark, up.table, instant, stats,
@@ -741,9 +742,9 @@ def _commit(up: Upsert, instant: str, stats: list[dict], tagged: DataFrame,
     for drop in release:  # the planned inserts were read for the last time
         drop()
     release.clear()
-    metadata = {"operationType": metadata["operationType"],
+    metadata = {"operationType": operation,
                 "partitionToWriteStats": stats_by_partition(stats),
-                "extraMetadata": {**metadata["extraMetadata"], **extra}}
+                "extraMetadata": {**extra_metadata, **extra}}
     hang_if(HANG_BEFORE_COMMIT)  # a test's kill -9 while the instant is inflight
     crash_if("before_commit")
     up.table.complete_instant(instant, metadata, action)

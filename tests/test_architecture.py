@@ -54,6 +54,8 @@ def modules() -> dict[str, Path]:
     out = {}
     for pkg in PACKAGES:
         for path in sorted((ROOT / pkg).rglob("*.py")):
+            if "benchmarks" in path.relative_to(ROOT).parts:
+                continue  # an index's asv benchmarks: the suite's, above every layer
             parts = list(path.relative_to(ROOT).with_suffix("").parts)
             if parts[-1] == "__init__":
                 parts.pop()

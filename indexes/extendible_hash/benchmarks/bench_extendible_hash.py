@@ -59,28 +59,31 @@ class _Split:
     timeout = 120
 
     def setup_cache(self) -> dict[str, dict[str, Any]]:
-        from benchmarks._harness import load_workload, local_spark, run_index
+        import workloads
+        from indexbench import api
+        from indexbench.spark import get_session
 
         if NAME not in indexes.names():
             return {}
-        spark = local_spark("indexbench-asv-split", cores=2, shuffle_partitions=4)
+        spark = get_session("local[2]", app_name="indexbench-asv-split", shuffle_partitions=4,
+                            conf={"spark.default.parallelism": "2"})
         root = tempfile.mkdtemp(prefix="indexbench-asv-split-")
-        w = load_workload("uniform", partitions=1)
+        w = workloads.load("uniform").with_overrides(partitions=1)
         # each of the 2 buckets holds about half the records: all over 0.45 × records
         params = {"hoodie.bucket.index.num.buckets": 2,
                   "hoodie.bucket.index.extendible.max.records": int(RECORDS * 0.45)}
         out: dict[str, dict[str, Any]] = {}
         try:
             # a small load that splits first, so the tracked splits run in a warm JVM
-            run_index(NAME, w, params={**params, "hoodie.bucket.index.extendible.max.records":
-                                       90}, out=os.path.join(root, "warm-up"), spark=spark,
-                      initial_records=200, batches=0, batch_size=1)
+            api.run(NAME, w, params={**params, "hoodie.bucket.index.extendible.max.records":
+                                     90}, out=os.path.join(root, "warm-up"), spark=spark,
+                    initial_records=200, batches=0, batch_size=1)
             for table_type in TABLE_TYPES:
                 try:
                     typed = {**params, "hoodie.table.type": table_type}
-                    df = run_index(NAME, w, params=typed, out=os.path.join(root, table_type),
-                                   spark=spark, initial_records=RECORDS, batches=0,
-                                   batch_size=1)
+                    df = api.run(NAME, w, params=typed, out=os.path.join(root, table_type),
+                                 spark=spark, initial_records=RECORDS, batches=0,
+                                 batch_size=1)
                     out[table_type] = split_figures(df)
                 except Exception:  # noqa: BLE001 - one broken run fails its tracks only
                     out[table_type] = {"error": traceback.format_exc(limit=5)}
