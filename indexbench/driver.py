@@ -668,7 +668,8 @@ def _upsert(spark: SparkSession, table: Table, index: RecordIndex, batch: DataFr
         records=prep.records if combined_records is None else combined_records,
         partitions_touched=len(prep.partitions), counts=counts,
         writes=WriteTotals.from_stats(stats), after=after, timings=clock.timings(),
-        index_counters=index.counter_columns())
+        index_counters=index.counter_columns(),
+        index_parts=index.part_columns())
     metrics["timing"] = plan.timing
     metrics.update(roles.table_metrics(index, after))
     metrics.update(index_after)

@@ -98,6 +98,33 @@ class Param:
         return parsed
 
 
+# How a priced counter's quantity is spread (``Price.spread``): requests are round trips
+# over the cores (each waits one at least); ``per_core`` work divides over the cores;
+# ``bytes`` go at the profile's bandwidth (``model_<name>`` in a simulated row); the
+# driver's requests follow one another.
+PRICE_SPREADS = ("requests", "per_core", "bytes", "driver")
+
+
+@dataclass(frozen=True)
+class Price:
+    """How the simulator's time model (``indexbench.sim.time_model``) prices a counter an
+    index declares: the counter adds to the quantity that one constant of the cost
+    profile multiplies in one phase — a lookup request of an external index to the
+    tagging phase's ``kv_round_trip_s``, an index file written to the commit's
+    ``write_latency_s``. ``less``: counters the declared one includes that are priced
+    elsewhere (a ``driver`` total of every request, less the lookups and puts)."""
+
+    phase: str  # "tag", "write" or "commit"
+    constant: str  # a CostProfile constant: "read_latency_s", "kv_key_s", ...
+    spread: str = "requests"  # one of PRICE_SPREADS
+    less: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.phase not in ("tag", "write", "commit") or self.spread not in PRICE_SPREADS:
+            raise ValueError(f"a price's phase is tag, write or commit and its spread one "
+                             f"of {PRICE_SPREADS}, not {self.phase!r}, {self.spread!r}")
+
+
 @dataclass(frozen=True)
 class Metric:
     """A metrics column an index adds to the contract's (docs/metrics.md).
@@ -109,13 +136,18 @@ class Metric:
     service rows, cache figures). ``placement``: depends on where Spark ran the tasks
     (which executor or Python worker a task landed in), so the same run twice may
     differ; every other column is a pure function of workload, parameters and code
-    (tests/test_repeatable.py)."""
+    (tests/test_repeatable.py). ``priced``: how the simulator's time model prices it
+    (:class:`Price`); unpriced counters cost no modelled seconds. ``part_of``: a contract
+    counter this one is a part of (the row's contract column is the sum of its parts:
+    bloom's range and filter footers make ``footers_read``)."""
 
     name: str
     help: str
     counter: bool = False
     measured: bool = False
     placement: bool = False
+    priced: tuple[Price, ...] = ()
+    part_of: str | None = None
 
 
 @dataclass(frozen=True)
@@ -380,6 +412,15 @@ class RecordIndex(ABC):
     def measured_columns(cls) -> tuple[str, ...]:
         """Declared bytes and seconds: ``model_<name>`` in simulated rows."""
         return tuple(m.name for m in cls.METRICS if m.measured)
+
+    @classmethod
+    def part_columns(cls) -> dict[str, tuple[str, ...]]:
+        """Declared parts of contract counters: contract column -> its parts."""
+        parts: dict[str, tuple[str, ...]] = {}
+        for m in cls.METRICS:
+            if m.part_of:
+                parts[m.part_of] = (*parts.get(m.part_of, ()), m.name)
+        return parts
 
     @classmethod
     def placement_columns(cls) -> tuple[str, ...]:

@@ -114,6 +114,53 @@ class FilterTheory(Role):
         raise NotImplementedError
 
 
+# ---- the simulator's cost profile, fitted from what an index measures -----------------
+class FitsCostProfile(Role):
+    """An index whose real runs measure constants of the simulator's cost profile
+    directly (an external index server's request latencies and memory): ``indexbench
+    calibrate`` takes those from the index's own columns, not from a fit of seconds."""
+
+    @required
+    @classmethod
+    def fit_cost_constants(cls, columns: Mapping[str, np.ndarray], base: Any
+                           ) -> tuple[dict[str, float], dict[str, str]]:
+        """(constants fitted, why each constant left to ``base`` was kept) from a real
+        run's rows: ``columns`` maps a column to its values as floats (NaN: empty); a
+        run without the index's columns gives neither. ``base``: the profile fitted from."""
+        raise NotImplementedError
+
+
+# ---- panels of generic report figures an index adds its columns to ---------------------
+class StreamPanels(Role):
+    """An index with stream-run columns of its own: the stream timeline draws its cache
+    bytes beside ``index_mem_bytes`` and marks its events (evictions, bootstraps)."""
+
+    # (column, label, line style) of cache bytes drawn when present
+    STREAM_CACHE: ClassVar[tuple[tuple[str, str, str], ...]] = ()
+    # (column, label, marker) of events marked where present and > 0
+    STREAM_EVENTS: ClassVar[tuple[tuple[str, str, str], ...]] = ()
+
+
+class RescalePanels(Role):
+    """An index whose rescale rows have a cost column of their own: the rescale figure
+    draws it as one more panel (column, label with unit, divisor: 1 or bytes per MiB)."""
+
+    RESCALE_PANELS: ClassVar[tuple[tuple[str, str, float], ...]] = ()
+
+
+def fit_cost_constants(columns: Mapping[str, np.ndarray], base: Any, index_classes: Sequence
+                       ) -> tuple[dict[str, float], dict[str, str]]:
+    """What every index of ``index_classes`` playing :class:`FitsCostProfile` fits."""
+    fitted: dict[str, float] = {}
+    why: dict[str, str] = {}
+    for cls in index_classes:
+        if plays(cls, FitsCostProfile):
+            got, kept = cls.fit_cost_constants(columns, base)
+            fitted.update(got)
+            why.update(kept)
+    return fitted, why
+
+
 # ---- the definition's roles (what :class:`indexes.base.RecordIndex` leaves out) --------
 class ExternalResources(Role):
     """An index that needs something running while a command works on its table (an
@@ -491,7 +538,8 @@ def finish_sim_table_services(adapter: Any) -> list[dict[str, Any]]:
 
 DEFINITION_ROLES = (ExternalResources, SizeNotes, FileSizing, FooterData, TableFigures,
                     Bucketed, TableServices, PointLookups, DeclaredFigures,
-                    HudiCounterpartRole, SimulatorOptions, FilterTheory)
+                    HudiCounterpartRole, SimulatorOptions, FilterTheory, FitsCostProfile,
+                    StreamPanels, RescalePanels)
 SPARK_ROLES = (CombinesInWriter, VerifiesIndex, DualWrites, ServiceExecutor)
 SIM_ROLES = (SimFooterBytes, SimCommitMetadata, SimDualWrites, SimTableServices)
 

@@ -34,10 +34,20 @@ CONTRACT_COLUMNS = [
 # Work counters: 0 when the index did not do that work.
 COUNT_COLUMNS = ["candidate_files", "files_read", "bytes_read", "bloom_checks",
                  "bloom_positives", "false_positives", "index_mem_bytes", "index_disk_bytes"]
+# Text columns of the contract and the driver; any other column whose values are all
+# text (an index's own, such as the simulator's mode of a filter) stays text too.
 STRING_COLUMNS = {"run_id", "index", "workload", "operation", "instant", "mode", "run_mode",
-                  "storage",
-                  "bloom_mode", "query", "plan", "table", "join_table", "key_fields",
+                  "storage", "query", "plan", "table", "join_table", "key_fields",
                   "table_type", "query_type", "peer_writer", "peer_of", "timing"}
+
+
+def _is_text(col: pd.Series) -> bool:
+    """Whether every value of ``col`` that is set is a string that is not a number."""
+    if not (col.dtype == object or isinstance(col.dtype, pd.StringDtype)):
+        return False
+    values = col.dropna()
+    return (not values.empty and pd.api.types.infer_dtype(values, skipna=True) == "string"
+            and bool(pd.to_numeric(values, errors="coerce").isna().all()))
 
 
 def new_run_id() -> str:
@@ -65,7 +75,7 @@ def to_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
     extras = sorted(c for c in df.columns if c not in CONTRACT_COLUMNS)
     df = df[CONTRACT_COLUMNS + extras]
     for col in df.columns:
-        if col in STRING_COLUMNS:
+        if col in STRING_COLUMNS or _is_text(df[col]):
             df[col] = df[col].astype("string")
         else:
             df[col] = pd.to_numeric(df[col], errors="coerce")

@@ -120,12 +120,27 @@ def table_figures(snapshot) -> dict[str, Any]:
             "records_in_logs": in_logs, "log_files_in_table": logs}
 
 
+# Counters of the contract only indexes doing that work count: copied when counted,
+# else empty. ``true_positives``: filter probes of keys in the probed file (the false
+# positive rate's complement, as Hudi's HoodieKeyLookupHandle logs its actual matches).
+# (``buckets_created``, buckets opened online, is the contract's too: an index that opens
+# buckets reports it with its table figures, a Paimon peer from its bucket files.)
+COPIED_WHEN_COUNTED = ("true_positives",)
+
+
+def _summed(counts: Mapping[str, float], parts: Iterable[str]) -> float:
+    return sum((counts.get(p, 0) for p in parts), 0)
+
+
 def upsert_row(*, batch_no: int, instant: str, input_records: int, records: int,
                partitions_touched: int, counts: Mapping[str, float], writes: WriteTotals,
                after, timings: Mapping[str, float | None],
-               index_counters: Iterable[str] = ()) -> dict[str, Any]:
+               index_counters: Iterable[str] = (),
+               index_parts: Mapping[str, Iterable[str]] | None = None) -> dict[str, Any]:
     """The metrics row of one upsert batch from the work its code counted;
-    ``index_counters``: the counters the index declares (copied when counted)."""
+    ``index_counters``: the counters the index declares (copied when counted);
+    ``index_parts``: contract counters the index counts in parts (each the parts' sum)."""
+    parts = index_parts or {}
     row: dict[str, Any] = {
         "operation": "upsert", "batch": batch_no, "instant": instant,
         "input_records": input_records, "records": records,
@@ -139,7 +154,7 @@ def upsert_row(*, batch_no: int, instant: str, input_records: int, records: int,
         "candidate_files": counts.get("candidate_files", 0),
         "files_read": counts.get("files_read", 0),
         "bytes_read": counts.get("bytes_read", 0),
-        "footers_read": counts.get("range_footers_read", 0) + counts.get("check_footers_read", 0),
+        "footers_read": _summed(counts, parts.get("footers_read", ())),
         "bloom_checks": counts.get("bloom_checks", 0),
         "bloom_positives": counts.get("bloom_positives", 0),
         "false_positives": counts.get("false_positives", 0),
@@ -165,7 +180,7 @@ def upsert_row(*, batch_no: int, instant: str, input_records: int, records: int,
         **log_write_figures(writes),
         "write_task_max_s": writes.write_task_max_s,
         "keys_hashed": counts.get("keys_hashed", 0),
-        **{k: counts[k] for k in index_counters if k in counts},
+        **{k: counts[k] for k in (*COPIED_WHEN_COUNTED, *index_counters) if k in counts},
     }
     return row
 
@@ -220,7 +235,7 @@ def service_row(*, operation: str, batch_no: int | None, instant: str,
                 spark_jobs: int | None) -> dict[str, Any]:
     """The metrics row of one table service instant (a rescale, a resize, an index
     compaction): it tags nothing and rewrites every record it writes; ``figures`` are
-    the service's own columns (:func:`rescale_figures` for bucket rescales)."""
+    the service's own columns (a bucket rescale's: :mod:`indexes.bucket.rescale_rows`)."""
     row: dict[str, Any] = {
         "operation": operation, "batch": batch_no, "instant": instant,
         "records": writes.records_written, "inserts": 0, "updates": 0, "tag_s": None,
@@ -236,35 +251,6 @@ def service_row(*, operation: str, batch_no: int | None, instant: str,
         **figures,
     }
     return row
-
-
-def rescale_figures(*, mode: str, factor: float, from_buckets: int, to_buckets: int,
-                    partitions_touched: int, fill_before: Mapping[str, float],
-                    fill_after: Mapping[str, float]) -> dict[str, Any]:
-    """A bucket rescale's own columns: bucket counts and the fill of the partitions it
-    rescaled, before and after."""
-    return {"mode": mode, "partitions_touched": partitions_touched,
-            "from_buckets": from_buckets, "to_buckets": to_buckets, "rescale_factor": factor,
-            **{f"rescaled_{k}_before": v for k, v in fill_before.items()},
-            **{f"rescaled_{k}_after": v for k, v in fill_after.items()}}
-
-
-def rescale_row(*, mode: str, batch_no: int | None, instant: str, factor: float,
-                from_buckets: int, to_buckets: int, partitions_touched: int,
-                files_read: int, bytes_read: float, writes: WriteTotals, after,
-                timings: Mapping[str, float | None], shuffle_bytes: float | None,
-                shuffle_read_bytes: float | None, spark_jobs: int | None,
-                fill_before: Mapping[str, float], fill_after: Mapping[str, float]
-                ) -> dict[str, Any]:
-    """The metrics row of one bucket rescale (a replacecommit; the simulator's)."""
-    return service_row(
-        operation="rescale", batch_no=batch_no, instant=instant,
-        figures=rescale_figures(mode=mode, factor=factor, from_buckets=from_buckets,
-                                to_buckets=to_buckets, partitions_touched=partitions_touched,
-                                fill_before=fill_before, fill_after=fill_after),
-        files_read=files_read, bytes_read=bytes_read, writes=writes, after=after,
-        timings=timings, shuffle_bytes=shuffle_bytes, shuffle_read_bytes=shuffle_read_bytes,
-        spark_jobs=spark_jobs)
 
 
 QUERY_KINDS = ("lookup", "groupby", "join")

@@ -46,12 +46,14 @@ KNOWN_EXTRA_COLUMNS = frozenset({
     # what tagging read, split by need (any index that reads files to tag)
     "files_read_needed", "files_read_fp_only", "bytes_read_needed", "bytes_read_fp_only",
     "fp_theory", "probed_keys_per_file",
+    # counters of the contract only some indexes count (metrics.rows.COPIED_WHEN_COUNTED)
+    "true_positives", "buckets_created",
     # simulator (modelled figures are the model_* family)
     "run_mode", "sim_s", "storage",
     # copy-on-write file sizing (indexes that leave inserts to the planner)
     "small_files_topped_up", "small_file_inserts", "avg_record_size",
     # table-service rows (indexbench.services): rescales, resizes, index compactions
-    "mode", "factor", "rescale_factor", "from_buckets", "to_buckets", "shuffle_bytes",
+    "mode", "factor", "shuffle_bytes",
     "shuffle_read_bytes", "spark_jobs", "partition", "rescaled_partitions",
     # seconds of the phases before tagging (the driver's and a peer's)
     "generate_s", "validate_s", "precombine_s",

@@ -2,8 +2,9 @@
 over micro-batches, with the index's evictions and bootstraps marked.
 
 A module of its own: only stream runs have these columns, and the figure reads any
-index's (``index_mem_bytes``; ``assigner_mem_bytes_*``, ``evictions``,
-``partitions_bootstrapped``, ``assigner_bootstraps`` where the index reports them).
+index's: the contract's ``index_mem_bytes``, and the cache bytes and events an index
+declares (:class:`indexes.roles.StreamPanels`; dynamic-rli's assigners, evictions and
+bootstraps).
 """
 
 from __future__ import annotations
@@ -13,17 +14,44 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
+import indexes
+from indexes.roles import StreamPanels, plays
 from reports import style
 from reports.figures import is_mor_series
 
 MIB = 1024 * 1024
-# cache bytes drawn when present: (column, label suffix, line style)
-CACHE_COLUMNS = (("index_mem_bytes", "index memory", "-"),
-                 ("assigner_mem_bytes_total", "assigners, total", "--"),
-                 ("assigner_mem_bytes_max", "largest assigner", ":"))
-# events marked when present and > 0: (column, label, marker)
-EVENTS = (("evictions", "eviction", "v"), ("partitions_bootstrapped", "bootstrap", "^"),
-          ("assigner_bootstraps", "assigner bootstrap", "^"))
+# cache bytes drawn when present: (column, label suffix, line style); indexes add theirs
+CACHE_COLUMNS = (("index_mem_bytes", "index memory", "-"),)
+_ARROWS = {"v": "▼", "^": "▲"}
+
+
+def _declared(member: str) -> list[tuple[str, str, str]]:
+    """What the registered indexes playing StreamPanels declare as ``member``, in
+    registry order, each column once."""
+    out: list[tuple[str, str, str]] = []
+    for name in indexes.names():
+        cls = indexes.index_class(name)
+        if plays(cls, StreamPanels):
+            out += [t for t in getattr(cls, member) if t[0] not in {o[0] for o in out}]
+    return out
+
+
+def cache_columns() -> list[tuple[str, str, str]]:
+    """Cache bytes drawn when present: the contract's, then the indexes' own."""
+    return [*CACHE_COLUMNS, *_declared("STREAM_CACHE")]
+
+
+def event_columns() -> list[tuple[str, str, str]]:
+    """Events marked when present and > 0: (column, label, marker), as indexes declare."""
+    return _declared("STREAM_EVENTS")
+
+
+def _markers_title(events: list[tuple[str, str, str]]) -> str:
+    """"index cache bytes; markers: eviction ▼, bootstrap ▲, …" from the events declared."""
+    if not events:
+        return "index cache bytes"
+    marks = ", ".join(f"{what} {_ARROWS.get(m, m)}" for _c, what, m in events)
+    return f"index cache bytes; markers: {marks}"
 
 
 def stream_rows(df: pd.DataFrame) -> pd.DataFrame:
@@ -63,6 +91,7 @@ def stream_timeline_figure(df: pd.DataFrame) -> Figure | None:
         fig, axes = style.figure(2, 1, height=2.2, sharex=True)
         lat, mem = axes[0][0], axes[1][0]
         drawn_mem = False
+        caches, events = cache_columns(), event_columns()
         for _, g in rows.groupby(key, sort=False):
             g = g.sort_values("stream_batch_id")
             x = g["stream_batch_id"].astype(float)
@@ -75,13 +104,13 @@ def stream_timeline_figure(df: pd.DataFrame) -> Figure | None:
                     lat.plot(x, g[col].astype(float), **{**kw, "ls": ls},
                              label=f"{name}: {what}")
             top = 0.0
-            for col, what, ls in CACHE_COLUMNS:
+            for col, what, ls in caches:
                 if col in g.columns and g[col].notna().any() and (g[col] > 0).any():
                     y = g[col].astype(float) / MIB
                     mem.plot(x, y, **{**kw, "ls": ls}, label=f"{name}: {what}")
                     top = max(top, float(y.max()))
                     drawn_mem = True
-            for col, what, marker in EVENTS:
+            for col, what, marker in events:
                 if col in g.columns:
                     hit = g[pd.to_numeric(g[col], errors="coerce").fillna(0) > 0]
                     if len(hit):
@@ -96,7 +125,7 @@ def stream_timeline_figure(df: pd.DataFrame) -> Figure | None:
         lat.legend(fontsize=7)
         mem.set_ylabel("cache (MiB)")
         mem.set_xlabel("micro-batch (Spark batch id)")
-        mem.set_title("index cache bytes; markers: evictions ▼, bootstraps ▲")
+        mem.set_title(_markers_title(events))
         if drawn_mem:
             mem.set_ylim(bottom=0)
             mem.legend(fontsize=7)

@@ -352,44 +352,6 @@ def test_no_generic_module_imports_an_index():
                      "indexes.roles instead):\n" + "\n".join(bad))
 
 
-# generic code that still names one index's declared columns, pinned: each must move to
-# the index that owns it (issue #41, point 2). The list only shrinks: a new entry fails,
-# and so does an entry that no longer holds (delete it from here).
-NAMED_DEBT = {
-    # the simulator's time model prices these counters with per-index features
-    ("indexbench/sim/time_model.py", "kv_gets"), ("indexbench/sim/time_model.py", "kv_puts"),
-    ("indexbench/sim/time_model.py", "kv_round_trips"),
-    ("indexbench/sim/time_model.py", "kv_get_round_trips"),
-    ("indexbench/sim/time_model.py", "kv_put_round_trips"),
-    ("indexbench/sim/time_model.py", "rli_files_read"),
-    ("indexbench/sim/time_model.py", "rli_files_written"),
-    ("indexbench/sim/time_model.py", "rli_bytes_read"),
-    ("indexbench/sim/time_model.py", "rli_bytes_written"),
-    ("indexbench/sim/calibrate.py", "kv_server_bytes"),
-    ("indexbench/sim/calibrate.py", "kv_entries"),
-    # calibrate's fit of the key-value latency (external-kv's measured columns)
-    ("indexbench/sim/calibrate.py", "kv_get_p50_ms"),
-    ("indexbench/sim/calibrate.py", "kv_get_p99_ms"),
-    ("indexbench/sim/calibrate.py", "kv_get_round_trips"),
-    ("indexbench/sim/calibrate.py", "kv_gets"),
-    # a query row's counters: consistent-hashing's ring lookups among them
-    ("indexbench/query/spark_query.py", "ring_lookups"),
-    # bucket rescale rows: built by the contract's row builder, listed as known
-    ("metrics/rows.py", "rescale_factor"), ("reports/data.py", "rescale_factor"),
-    # the contract reads bloom's counters: the FP rate's negatives, footers read
-    ("metrics/rows.py", "true_positives"), ("metrics/rows.py", "range_footers_read"),
-    ("metrics/rows.py", "check_footers_read"), ("metrics/contract.py", "bloom_mode"),
-    # Hudi's logged bloom probes mapped to bloom's column
-    ("peers/hudi.py", "true_positives"), ("peers/hudi_logs.py", "true_positives"),
-    # report panels of one index's columns
-    ("reports/figures/buckets.py", "buckets_created"),
-    ("reports/figures/rescale.py", "dual_written_bytes"),
-    ("reports/stream.py", "assigner_mem_bytes_total"),
-    ("reports/stream.py", "assigner_mem_bytes_max"), ("reports/stream.py", "evictions"),
-    ("reports/stream.py", "partitions_bootstrapped"),
-    ("reports/stream.py", "assigner_bootstraps"),
-    ("peers/paimon.py", "buckets_created"),
-}
 GENERIC = ("indexbench", "tableformat", "writeclient", "metrics", "workloads", "peers",
            "reports")
 
@@ -411,6 +373,10 @@ def _declared_by_one_index() -> dict[str, str]:
         if roles.plays(c, roles.DeclaredFigures):
             names += [f.file for f in c.FIGURES]
         names += [x for s in roles.services(c) for x in (s.name, s.operation)]
+        if roles.plays(c, roles.StreamPanels):
+            names += [t[0] for t in (*c.STREAM_CACHE, *c.STREAM_EVENTS)]
+        if roles.plays(c, roles.RescalePanels):
+            names += [t[0] for t in c.RESCALE_PANELS]
         for x in names:
             owners.setdefault(x, set()).add(n)
     return {x: next(iter(o)) for x, o in owners.items() if len(o) == 1}
@@ -430,8 +396,6 @@ def test_no_generic_module_names_one_indexs_declarations():
                     rel = str(path.relative_to(ROOT))
                     found.setdefault((rel, node.value), []).append(
                         f"{rel}:{node.lineno}: {node.value!r} (declared by {own[node.value]})")
-    new = [w for k, where in sorted(found.items()) if k not in NAMED_DEBT for w in where]
-    gone = sorted(NAMED_DEBT - set(found))
-    assert not new, ("generic code names one index's declarations (ask the index, "
-                     "or the registry):\n" + "\n".join(new))
-    assert not gone, f"no longer found, delete from NAMED_DEBT: {gone}"
+    named = [w for _k, where in sorted(found.items()) for w in where]
+    assert not named, ("generic code names one index's declarations (ask the index, "
+                       "or the registry):\n" + "\n".join(named))

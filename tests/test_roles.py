@@ -30,7 +30,7 @@ from writeclient.sizing import SizingConfig
 NAMES = indexes.names()
 # what RecordIndex and SparkAdapter provide that no index fills in
 MACHINERY = {"spark", "simulator", "table_params", "param_keys", "counter_columns",
-             "measured_columns", "placement_columns"}
+             "measured_columns", "placement_columns", "part_columns"}
 
 
 def _public(cls: type) -> set[str]:

@@ -38,11 +38,11 @@ from tableformat.fs import IOStats
 from tableformat.slice_reader import LogReadStats
 
 BUCKET_AWARE, DEFAULT = "bucket-aware", "default"
-# what lookup_partition and the index cores count, summed over the tasks
+# what lookup_partition and the index cores count, summed over the tasks (0: not done);
+# an index's own counters its lookups count follow (consistent-hashing's ring lookups)
 LOOKUP_COUNTERS = ("keys_found", "files_read", "bytes_read", "footers_read",
                    "index_files_read", "candidate_files", "bloom_checks", "bloom_positives",
-                   "false_positives", "fp_file_reads", "ring_lookups", "log_files_read",
-                   "log_bytes_read")
+                   "false_positives", "fp_file_reads", "log_files_read", "log_bytes_read")
 
 
 @dataclass
@@ -172,6 +172,7 @@ def run_lookups(spark: SparkSession, table, index, keys: pa.Table, batch_keys: i
     figures = {
         "keys": n, "keys_present": int(pc.sum(keys.column(PRESENT_COL)).as_py() or 0),
         "lookup_batches": len(seconds), **{k: int(c.get(k, 0)) for k in LOOKUP_COUNTERS},
+        **{k: int(c[k]) for k in index.counter_columns() if k in c and k not in LOOKUP_COUNTERS},
         "files_read_per_key": c.get("files_read", 0) / n if n else 0.0,
         "merge_s": float(c.get("merge_s", 0.0)),
         "total_s": float(sum(seconds)), **latency_figures(seconds),

@@ -4,8 +4,9 @@
 (:mod:`indexbench.sim.time_model`) to a real run's measured ``tag_s``, ``write_s`` and
 ``commit_s`` by non-negative least squares over the same features the model uses
 (:func:`_nnls`, Lawson-Hanson, no scipy at runtime); constants the data cannot separate
-keep the base profile's value. An external key-value index's constants are fitted from
-the run's own request latencies and server memory (:func:`fit_kv`), not from seconds.
+keep the base profile's value. Constants an index measures itself (an external
+key-value index's request latencies and server memory) are fitted by that index
+(:class:`indexes.roles.FitsCostProfile`, :func:`fit_kv`), not from seconds.
 """
 
 from __future__ import annotations
@@ -16,8 +17,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+import indexes
 from indexbench.sim.profiles import CostProfile, profile
 from indexbench.sim.time_model import _KV, _features, _numeric, _phase_seconds, _theta, _work
+from indexes import roles
 
 # Constants fitted from tag_s and write_s, in the order they win when two are collinear.
 _FIT = ("tag_overhead_s", "write_overhead_s", "cpu_hash_s", "cpu_probe_s",
@@ -88,56 +91,13 @@ def _r2(y: np.ndarray, pred: np.ndarray) -> float:
 
 def fit_kv(metrics: pd.DataFrame, base: CostProfile) -> tuple[dict[str, float],
                                                                dict[str, str]]:
-    """The key-value server's constants from a real run's own measurements: the round
-    trip and the cost per key from the p50 request latency (``kv_get_p50_ms``) against
-    the keys per request (``kv_gets / kv_get_round_trips``; unless the sizes differ by
-    2x or more, as runs at several ``get.batch.size`` do, only the round trip is told
-    apart), the p99/p50 ratio, and the memory as base + bytes per
-    entry from ``kv_server_bytes`` against ``kv_entries``. Returns (fitted, why kept); a
-    run without those columns (no key-value index) gives neither."""
-    fitted: dict[str, float] = {}
-    why: dict[str, str] = {}
-    p50, p99 = _numeric(metrics, "kv_get_p50_ms"), _numeric(metrics, "kv_get_p99_ms")
-    gets, rts = _numeric(metrics, "kv_gets"), _numeric(metrics, "kv_get_round_trips")
-    if p50 is not None and gets is not None and rts is not None:  # a run with such an index
-        x = (gets / rts.where(rts > 0)).to_numpy(dtype=float)
-        y = p50.to_numpy(dtype=float) / 1000.0
-        ok = np.isfinite(x) & np.isfinite(y)
-        x, y = x[ok], y[ok]
-        if not len(x):
-            why.update(dict.fromkeys(("kv_round_trip_s", "kv_key_s", "kv_tail_ratio"),
-                                     "no measured kv_get_p50_ms"))
-        else:
-            slope = base.kv_key_s
-            if x.max() >= 2 * x.min():  # request sizes apart enough to tell a slope
-                slope = max(0.0, float(np.polyfit(x, y, 1)[0]))
-                fitted["kv_key_s"] = slope
-            else:
-                why["kv_key_s"] = "one request size only"
-            fitted["kv_round_trip_s"] = max(0.0, float(np.median(y - slope * x)))
-            if p99 is not None:
-                r = p99.to_numpy(dtype=float)[ok] / 1000.0 / np.maximum(y, 1e-12)
-                r = r[np.isfinite(r)]
-                if len(r):
-                    fitted["kv_tail_ratio"] = max(1.0, float(np.median(r)))
-    mem, entries = _numeric(metrics, "kv_server_bytes"), _numeric(metrics, "kv_entries")
-    if mem is None or entries is None:  # no key-value index in the run: nothing to say
-        return fitted, why
-    if not (mem.notna() & entries.notna()).any():
-        why.update(dict.fromkeys(("kv_base_bytes", "kv_entry_bytes"),
-                                 "no measured kv_server_bytes"))
-    else:
-        ok = (mem.notna() & entries.notna()).to_numpy()
-        m, e = mem.to_numpy(dtype=float)[ok], entries.to_numpy(dtype=float)[ok]
-        if np.ptp(e) > 0:
-            per, at0 = np.polyfit(e, m, 1)
-            fitted["kv_entry_bytes"], fitted["kv_base_bytes"] = max(0.0, float(per)), \
-                max(0.0, float(at0))
-        else:
-            why["kv_base_bytes"] = "one table size only"
-            fitted["kv_entry_bytes"] = max(0.0, float(np.median(
-                (m - base.kv_base_bytes) / np.maximum(e, 1.0))))
-    return fitted, why
+    """The constants the indexes measure themselves (:class:`indexes.roles.FitsCostProfile`:
+    external-kv's key-value server, from its request latencies and memory report), from a
+    real run's rows. Returns (fitted, why kept); a run without such an index's columns
+    gives neither."""
+    columns = {str(c): _numeric(metrics, c).to_numpy(dtype=float) for c in metrics.columns}
+    classes = [indexes.index_class(n) for n in indexes.names()]
+    return roles.fit_cost_constants(columns, base, classes)
 
 
 def _refuse_untimed_upserts(metrics: pd.DataFrame) -> None:

@@ -252,7 +252,8 @@ def simulate_batch(index, adapter, model: ModelTable, w: workloads.Workload, b: 
     row = upsert_row(batch_no=b, instant=instant, input_records=rows, records=records,
                      partitions_touched=len(touched), counts=adapter.counts, writes=totals,
                      after=model.snapshot, timings={},
-                     index_counters=index.counter_columns())
+                     index_counters=index.counter_columns(),
+                     index_parts=index.part_columns())
     row.update(roles.table_metrics(index, model.snapshot))
     row.update(index_after)
     row["sim_s"] = time.perf_counter() - t0

@@ -18,29 +18,32 @@ row are 0, byte columns are read from ``model_<col>`` (simulated rows) or ``<col
     BW_w    = min(p * write_stream_bps, max_write_bps or inf)
 
     tag     = tag_overhead_s
-            + read_latency_s * lat(footers_read + files_read + rli_files_read)
-            + (bytes_read + rli_bytes_read) / BW_r
+            + read_latency_s * lat(footers_read + files_read + Σ requests)
+            + (bytes_read + Σ bytes) / BW_r
             + (cpu_hash_s * keys_hashed + cpu_probe_s * bloom_checks
                + cpu_record_tag_s * records) / p
-            + kv_round_trip_s * lat(kv_get_round_trips) + kv_key_s * kv_gets / p
+            + kv_round_trip_s * lat(Σ requests) + kv_key_s * Σ per_core / p
     write   = write_overhead_s
             + write_latency_s * lat(files_written) + bytes_written / BW_w
             + read_latency_s * lat(merge_files_read) + merge_bytes_read / BW_r
             + shuffle_bytes / (p * shuffle_core_bps)
             + cpu_record_write_s * records_written / p
     commit  = commit_overhead_s
-            + write_latency_s * (commit_files + lat(rli_files_written))
+            + write_latency_s * (commit_files + lat(Σ requests))
             + read_latency_s * partitions_touched      # driver lists each partition
-            + rli_bytes_written / BW_w
-            + kv_round_trip_s * (lat(kv_put_round_trips) + kv_other_round_trips)
-            + kv_key_s * kv_puts / p
+            + Σ bytes / BW_w
+            + kv_round_trip_s * (lat(Σ requests) + Σ driver) + kv_key_s * Σ per_core / p
     total   = tag + write + commit  ( = model_io_s + model_cpu_s + model_overhead_s )
 
-The ``kv_*`` terms are an external key-value index's requests (Hudi's HBase index):
-multi-gets while tagging, puts before the commit, the driver's own (journals,
-rollbacks: ``kv_round_trips`` less the other two). Calibration fits their constants
-from the run's measured request latencies (:func:`indexbench.sim.calibrate.fit_kv`), not
-from seconds.
+The Σ terms are the counters the indexes declare with a price
+(:class:`indexes.base.Price`: a phase, the constant, how the quantity spreads over
+the cores), so the model names no index's counter. dynamic-rli prices its RLI files
+read while tagging and written before the commit; external-kv (Hudi's HBase index) its
+multi-gets while tagging, its puts before the commit and the driver's own requests
+(journals, rollbacks: every request less the other two). The key-value server's
+constants are fitted from the run's measured request latencies by the index that
+measures them (:class:`indexes.roles.FitsCostProfile`;
+:func:`indexbench.sim.calibrate.fit_kv`), not from seconds.
 
 A table service's row (``operation`` a rescale or a compaction: not an upsert or a
 delete) has no tagging: ``model_tag_s`` is empty and the reads and hashing it counted
@@ -53,23 +56,57 @@ second), no stragglers or skew, no page cache, CPU divides perfectly over ``p`` 
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+import indexes
 from indexbench.sim.profiles import CostProfile
+from indexes.base import Price
 
 MODEL_COLUMNS = ("model_tag_s", "model_write_s", "model_commit_s", "model_total_s",
                  "model_io_s", "model_cpu_s", "model_overhead_s")
-COUNT_COLUMNS = ("records", "keys_hashed", "bloom_checks", "footers_read", "files_read",
-                 "files_written", "merge_files_read", "records_written", "rli_files_read",
-                 "rli_files_written", "partitions_touched", "kv_gets", "kv_get_round_trips",
-                 "kv_puts", "kv_put_round_trips", "kv_round_trips")
+# The contract's counters and bytes the model reads; the indexes add those they price.
+_CONTRACT_COUNTS = ("records", "keys_hashed", "bloom_checks", "footers_read", "files_read",
+                    "files_written", "merge_files_read", "records_written",
+                    "partitions_touched")
 # Bytes are measured in a real run and modelled (``model_<col>``) in a simulated one.
-BYTE_COLUMNS = ("bytes_read", "bytes_written", "merge_bytes_read", "rli_bytes_read",
-                "rli_bytes_written", "shuffle_bytes")
+_CONTRACT_BYTES = ("bytes_read", "bytes_written", "merge_bytes_read", "shuffle_bytes")
 
+
+def priced_counters() -> tuple[tuple[str, Price], ...]:
+    """(counter, price) of every counter a registered index declares with a price, in
+    registry order, each once."""
+    return _priced_by(tuple(indexes.names()))
+
+
+@functools.lru_cache(maxsize=8)
+def _priced_by(names: tuple[str, ...]) -> tuple[tuple[str, Price], ...]:
+    out: list[tuple[str, Price]] = []
+    for name in names:
+        for m in indexes.index_class(name).METRICS:
+            out += [(m.name, pr) for pr in m.priced if (m.name, pr) not in out]
+    return tuple(out)
+
+
+def count_columns() -> tuple[str, ...]:
+    """The counters the model reads: the contract's and the priced ones (not bytes)."""
+    priced = [c for c, pr in priced_counters() if pr.spread != "bytes"]
+    priced += [x for _c, pr in priced_counters() for x in pr.less]
+    return tuple(dict.fromkeys((*_CONTRACT_COUNTS, *priced)))
+
+
+def byte_columns() -> tuple[str, ...]:
+    """The byte columns the model reads (``model_<col>`` in a simulated row)."""
+    priced = [c for c, pr in priced_counters() if pr.spread == "bytes"]
+    return tuple(dict.fromkeys((*_CONTRACT_BYTES, *priced)))
+
+
+# as the registry had them when this module was imported (the model asks again each time)
+COUNT_COLUMNS = count_columns()
+BYTE_COLUMNS = byte_columns()
 
 # ---- work and features --------------------------------------------------------------
 
@@ -103,8 +140,8 @@ def _first(df: pd.DataFrame, names: list[str]) -> np.ndarray:
 
 def _work(df: pd.DataFrame, prefer_model: bool) -> dict[str, np.ndarray]:
     """Counted work per row; byte columns from ``model_<col>`` or ``<col>``."""
-    w = {c: _first(df, [c]) for c in COUNT_COLUMNS}
-    for c in BYTE_COLUMNS:
+    w = {c: _first(df, [c]) for c in count_columns()}
+    for c in byte_columns():
         names = [f"model_{c}", c] if prefer_model else [c, f"model_{c}"]
         w[c] = _first(df, names)
     given = _numeric(df, "records_written")
@@ -125,31 +162,52 @@ def _lat(n: np.ndarray, p: int) -> np.ndarray:
     return np.maximum(n / p, np.minimum(n, 1.0))
 
 
+def _priced(w: dict[str, np.ndarray], p: int, phase: str, constant: str,
+            requests: np.ndarray | None = None, amount: Any = None) -> np.ndarray:
+    """The quantity ``constant`` multiplies in ``phase``: ``requests`` and ``amount``
+    the contract's, plus every counter an index prices there (:func:`priced_counters`)."""
+    other = np.zeros_like(w["records"]) + (0.0 if amount is None else amount)
+    for col, price in priced_counters():
+        if (price.phase, price.constant) != (phase, constant):
+            continue
+        v = w[col]
+        if price.spread == "requests":
+            requests = v if requests is None else requests + v
+        elif price.spread == "per_core":
+            other = other + v / p
+        elif price.spread == "driver":  # one after another; less what is priced elsewhere
+            for c in price.less:
+                v = v - w[c]
+            other = other + np.maximum(v, 0.0)
+        else:
+            other = other + v
+    return other if requests is None else _lat(requests, p) + other
+
+
 def _features(w: dict[str, np.ndarray], p: int, commit_files: int
               ) -> dict[str, dict[str, np.ndarray]]:
     """Per phase, the quantity each constant of ``_THETA`` multiplies (the model is linear)."""
     zero = np.zeros_like(w["records"])
-    # the key-value index's requests: lookups while tagging (tasks in parallel), puts
-    # before the commit (tasks in parallel) and the driver's own (journals, rollbacks)
-    kv_other = np.maximum(w["kv_round_trips"] - w["kv_get_round_trips"]
-                          - w["kv_put_round_trips"], 0.0)
     tag = {
-        "kv_round_trip_s": _lat(w["kv_get_round_trips"], p),
-        "kv_key_s": w["kv_gets"] / p,
+        "kv_round_trip_s": _priced(w, p, "tag", "kv_round_trip_s"),
+        "kv_key_s": _priced(w, p, "tag", "kv_key_s"),
         "tag_overhead_s": 1.0 - w["rescale"],
         "cpu_hash_s": w["keys_hashed"] / p,
         "cpu_probe_s": w["bloom_checks"] / p,
         "cpu_record_tag_s": w["records"] / p,
-        "read_latency_s": _lat(w["footers_read"] + w["files_read"] + w["rli_files_read"], p),
-        "read_byte_s": w["bytes_read"] + w["rli_bytes_read"],
+        "read_latency_s": _priced(w, p, "tag", "read_latency_s",
+                                  requests=w["footers_read"] + w["files_read"]),
+        "read_byte_s": _priced(w, p, "tag", "read_byte_s", amount=w["bytes_read"]),
     }
     write = {
         "write_overhead_s": np.ones_like(zero),
         "cpu_record_write_s": w["records_written"] / p,
-        "write_latency_s": _lat(w["files_written"], p),
-        "read_latency_s": _lat(w["merge_files_read"], p),
-        "read_byte_s": w["merge_bytes_read"],
-        "write_byte_s": w["bytes_written"],
+        "write_latency_s": _priced(w, p, "write", "write_latency_s",
+                                   requests=w["files_written"]),
+        "read_latency_s": _priced(w, p, "write", "read_latency_s",
+                                  requests=w["merge_files_read"]),
+        "read_byte_s": _priced(w, p, "write", "read_byte_s", amount=w["merge_bytes_read"]),
+        "write_byte_s": _priced(w, p, "write", "write_byte_s", amount=w["bytes_written"]),
         "shuffle_byte_s": w["shuffle_bytes"],
     }
     for key in tag:  # a rescale does its reads and hashing while it writes
@@ -158,11 +216,11 @@ def _features(w: dict[str, np.ndarray], p: int, commit_files: int
             tag[key] = tag[key] * (1.0 - w["rescale"])
     commit = {
         "commit_overhead_s": np.ones_like(zero),
-        "write_latency_s": commit_files + _lat(w["rli_files_written"], p),
+        "write_latency_s": _priced(w, p, "commit", "write_latency_s", amount=commit_files),
         "read_latency_s": w["partitions_touched"],
-        "write_byte_s": w["rli_bytes_written"],
-        "kv_round_trip_s": _lat(w["kv_put_round_trips"], p) + kv_other,
-        "kv_key_s": w["kv_puts"] / p,
+        "write_byte_s": _priced(w, p, "commit", "write_byte_s"),
+        "kv_round_trip_s": _priced(w, p, "commit", "kv_round_trip_s"),
+        "kv_key_s": _priced(w, p, "commit", "kv_key_s"),
     }
     return {"tag": tag, "write": write, "commit": commit}
 
@@ -222,9 +280,11 @@ def model_seconds(row: dict[str, Any], profile: CostProfile, cores: int | None =
     return {c: float(out[c].iat[0]) for c in MODEL_COLUMNS}
 
 
-# what _work reads of a row (a byte column also as model_<col>)
-_INPUTS = (*COUNT_COLUMNS, *BYTE_COLUMNS, *(f"model_{c}" for c in BYTE_COLUMNS),
-           "inserts", "updates", "records_rewritten", "operation")
+def _inputs() -> tuple[str, ...]:
+    """What _work reads of a row (a byte column also as model_<col>)."""
+    nbytes = byte_columns()
+    return (*count_columns(), *nbytes, *(f"model_{c}" for c in nbytes),
+            "inserts", "updates", "records_rewritten", "operation")
 
 
 def model_rows(rows: list[dict[str, Any]], profile: CostProfile, cores: int | None = None
@@ -235,7 +295,7 @@ def model_rows(rows: list[dict[str, Any]], profile: CostProfile, cores: int | No
     lacks is a gap in the frame, which the model reads as it reads a missing column."""
     if not rows:
         return []
-    present = [c for c in _INPUTS if any(c in r for r in rows)]
+    present = [c for c in _inputs() if any(c in r for r in rows)]
     df = pd.DataFrame({c: [r.get(c) for r in rows] for c in present}, index=range(len(rows)))
     cols = _model_columns(df, profile, cores, rowwise=True)
     return [{c: float(cols[c][i]) for c in MODEL_COLUMNS} for i in range(len(rows))]

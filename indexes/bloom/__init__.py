@@ -17,6 +17,7 @@ import pyarrow as pa
 
 from indexes.base import Metric, Param, RecordIndex, fraction
 from indexes.bloom_filter import FOOTER_KEY, HASHINGS, PYBLOOM, TYPE_CODE_KEY, HoodieBloomFilter
+from indexes.bloom_filter.metrics import FOOTER_METRICS
 from indexes.bloom_filter.roles import BloomFilterTheory, BloomSimOptions
 from indexes.hudi_counterpart import HudiCounterpart, flag
 from indexes.hudi_params import (
@@ -103,10 +104,7 @@ class BloomIndex(BloomFilterTheory, BloomSimOptions, SizeNotes, FileSizing, Foot
     SPARK_ADAPTER = "indexes.bloom.spark:BloomSpark"
     SIM_ADAPTER = "indexes.bloom.sim:BloomSim"
     METRICS = (
-        Metric("range_footers_read", "footers read to prune candidate files by key range "
-               "(footers_read is their sum with check_footers_read)"),
-        Metric("check_footers_read", "footers read to load the bloom filters probed"),
-        Metric("true_positives", "bloom probes of keys that are in the probed file"),
+        *FOOTER_METRICS,
         Metric("bloom_mode", "simulator: 'exact' (real filters) or 'model' (drawn FPs)"),
     )
     PARAMS = (

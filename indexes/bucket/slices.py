@@ -36,10 +36,10 @@ from indexes import roles
 from indexes.base import BUCKET_COL, ServiceWork
 from indexes.bucket.files import new_bucket_file_id, partition_bucket_fill
 from indexes.bucket.rescale import RescalePlan, rescale_metadata, split_rows
+from indexes.bucket.rescale_rows import rescale_figures
 from indexes.bucket.spark_routing import BucketRoutingSpark
 from indexes.hashing import bucket_ids
 from indexes.roles import ServiceExecutor
-from metrics.rows import rescale_figures
 from tableformat import basefile as bf
 from tableformat.fs import IOStats
 from tableformat.slice_reader import read_file_group

@@ -18,11 +18,19 @@ from __future__ import annotations
 import numpy as np
 
 from indexes.base import BUCKET_COUNT_TOTAL, Metric, Param, RecordIndex, TableService, bucket_fill
+from indexes.bucket.rescale_rows import RESCALE_METRICS
 from indexes.consistent_hashing.plan import plan_resize
 from indexes.consistent_hashing.ring import Ring, committed_rings, locate
 from indexes.hudi_counterpart import HudiCounterpart, flag
 from indexes.lookup import Candidates
-from indexes.roles import Bucketed, HudiCounterpartRole, PointLookups, TableFigures, TableServices
+from indexes.roles import (
+    Bucketed,
+    HudiCounterpartRole,
+    PointLookups,
+    RescalePanels,
+    TableFigures,
+    TableServices,
+)
 from indexes.xxhash32 import consistent_hash
 from tableformat.errors import IndexBenchError
 from writeclient import sizing
@@ -62,8 +70,11 @@ def _hudi_options(index: ConsistentHashingIndex) -> dict[str, str]:
 
 
 class ConsistentHashingIndex(TableFigures, Bucketed, TableServices, PointLookups,
-                             HudiCounterpartRole, RecordIndex):
+                             HudiCounterpartRole, RescalePanels, RecordIndex):
     """Per-partition hash rings whose buckets split and merge by clustering."""
+
+    # the rescale figure: what a pending resize's dual writes cost
+    RESCALE_PANELS = (("dual_written_bytes", "dual-written bytes (MiB)", 1024 * 1024),)
 
     name = "consistent-hashing"
     index_type = "BUCKET"
@@ -100,6 +111,7 @@ class ConsistentHashingIndex(TableFigures, Bucketed, TableServices, PointLookups
         Metric("resize_execute_s", "resize: seconds of its planning and execution",
                measured=True),
         BUCKET_COUNT_TOTAL,
+        *RESCALE_METRICS,
     )
     SERVICES = (
         TableService("resize", "split and merge file groups by clustering (RFC-42)",

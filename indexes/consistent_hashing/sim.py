@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from indexes.bucket.files import partition_bucket_fill
+from indexes.bucket.rescale_rows import rescale_row
 from indexes.bucket.sim import SlotCounts
 from indexes.consistent_hashing.plan import ResizePlan, plan_resize, with_rings
 from indexes.consistent_hashing.ring import RINGS_KEY, Ring, rings_metadata
@@ -28,7 +29,7 @@ from indexes.model_table import LogAppend
 from indexes.roles import SimDualWrites, SimTableServices
 from indexes.simulation import GroupWrites, SimAdapter, SimBatch, SimChunk
 from indexes.xxhash32 import consistent_hash
-from metrics.rows import WriteTotals, rescale_row
+from metrics.rows import WriteTotals
 
 RESIZE_KEY = "indexbench.consistent.hashing.resize"
 

@@ -19,7 +19,15 @@ from typing import Any
 
 import numpy as np
 
-from indexes.base import BUCKET_COUNT_TOTAL, Metric, Param, RecordIndex, TableService, bucket_fill
+from indexes.base import (
+    BUCKET_COUNT_TOTAL,
+    Metric,
+    Param,
+    Price,
+    RecordIndex,
+    TableService,
+    bucket_fill,
+)
 from indexes.dynamic_rli import rli
 from indexes.dynamic_rli.assigner import BYTES, RECORDS, Capacity, PartitionIndex, assigner_of
 from indexes.dynamic_rli.cache import HashBucketMap
@@ -30,6 +38,7 @@ from indexes.roles import (
     HudiCounterpartRole,
     PointLookups,
     SimulatorOptions,
+    StreamPanels,
     TableFigures,
     TableServices,
 )
@@ -43,8 +52,15 @@ HASH_FUNCTIONS = ("murmur3", "java")
 
 
 class DynamicRliIndex(TableFigures, TableServices, PointLookups, SimulatorOptions,
-                      HudiCounterpartRole, RecordIndex):
+                      HudiCounterpartRole, StreamPanels, RecordIndex):
     """The partitioned-RLI dynamic bucket index (Hudi discussion 18514)."""
+
+    # the stream timeline: the assigners' cache bytes, evictions and bootstraps marked
+    STREAM_CACHE = (("assigner_mem_bytes_total", "assigners, total", "--"),
+                    ("assigner_mem_bytes_max", "largest assigner", ":"))
+    STREAM_EVENTS = (("evictions", "eviction", "v"),
+                     ("partitions_bootstrapped", "bootstrap", "^"),
+                     ("assigner_bootstraps", "assigner bootstrap", "^"))
 
     name = "dynamic-rli"
     index_type = "BUCKET"
@@ -102,15 +118,19 @@ class DynamicRliIndex(TableFigures, TableServices, PointLookups, SimulatorOption
         Metric("bootstrap_s", "seconds of bootstrapping", measured=True),
         Metric("evictions", "partitions evicted at this checkpoint"),
         Metric("evictions_total", "partitions evicted so far"),
-        Metric("buckets_created", "buckets opened this batch (all full)"),
+        # buckets_created (a contract column): buckets opened this batch (all full)
         Metric("buckets_created_total", "buckets opened so far"),
         Metric("hash_collisions", "new keys whose hash an existing key has"),
         Metric("num_assigners", "bucket assigners P"),
-        Metric("rli_files_read", "RLI files read by bootstraps"),
-        Metric("rli_bytes_read", "RLI bytes read by bootstraps", measured=True),
+        Metric("rli_files_read", "RLI files read by bootstraps",
+               priced=(Price("tag", "read_latency_s"),)),
+        Metric("rli_bytes_read", "RLI bytes read by bootstraps", measured=True,
+               priced=(Price("tag", "read_byte_s", "bytes"),)),
         Metric("rli_entries_written", "RLI entries appended (new keys)"),
-        Metric("rli_files_written", "RLI files appended", counter=True),
-        Metric("rli_bytes_written", "RLI bytes appended", counter=True, measured=True),
+        Metric("rli_files_written", "RLI files appended", counter=True,
+               priced=(Price("commit", "write_latency_s"),)),
+        Metric("rli_bytes_written", "RLI bytes appended", counter=True, measured=True,
+               priced=(Price("commit", "write_byte_s", "bytes"),)),
         Metric("rli_compactions", "RLI compactions (service rows: 1)"),
         Metric("rli_entries", "entries of the visible RLI files"),
         Metric("rli_dead_entries", "RLI entries of deleted keys"),

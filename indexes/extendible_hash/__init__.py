@@ -31,6 +31,7 @@ from indexes.base import (
 )
 from indexes.bucket.files import bucket_problems
 from indexes.bucket.index import BucketIndex
+from indexes.bucket.rescale_rows import RESCALE_METRICS
 from indexes.extendible_hash.core import (
     BYTES,
     MAX_DEPTH,
@@ -75,6 +76,7 @@ class ExtendibleHashIndex(TableServices, BucketIndex):
         Metric("directory_entries", "directory entries (2^d) over all partitions"),
         Metric("global_depth_max", "the largest global depth of any partition"),
         BUCKET_COUNT_TOTAL,
+        *RESCALE_METRICS,
     )
     SERVICES = (
         TableService(

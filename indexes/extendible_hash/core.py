@@ -31,9 +31,9 @@ from typing import Any
 import numpy as np
 
 from indexes.bucket.rescale import RescaleError, RescalePlan, wanted_partitions
+from indexes.bucket.rescale_rows import rescale_figures
 from indexes.bucket.routing import partition_codes
 from indexes.hashing import INT32_MAX, java_list_hash
-from metrics.rows import rescale_figures
 from tableformat.basefile import bucket_of_file_id
 from tableformat.commit_metadata import SPARK_SCHEMA_KEY
 

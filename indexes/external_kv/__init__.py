@@ -31,10 +31,11 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.fs as pafs
 
-from indexes.base import IndexFigure, Metric, Param, RecordIndex
+from indexes.base import IndexFigure, Metric, Param, Price, RecordIndex
 from indexes.external_kv import core, server
+from indexes.external_kv.calibration import fit_kv_constants
 from indexes.lookup import Candidates
-from indexes.roles import DeclaredFigures, ExternalResources, PointLookups
+from indexes.roles import DeclaredFigures, ExternalResources, FitsCostProfile, PointLookups
 from tableformat.errors import IndexBenchError
 
 __all__ = ["ExternalKvIndex"]
@@ -42,7 +43,8 @@ __all__ = ["ExternalKvIndex"]
 URL_KEY = "indexbench.kv.url"
 
 
-class ExternalKvIndex(ExternalResources, DeclaredFigures, PointLookups, RecordIndex):
+class ExternalKvIndex(ExternalResources, DeclaredFigures, PointLookups, FitsCostProfile,
+                      RecordIndex):
     """Hudi's ``SparkHoodieHBaseIndex``, its store a redis server."""
 
     name = "external-kv"
@@ -67,13 +69,20 @@ class ExternalKvIndex(ExternalResources, DeclaredFigures, PointLookups, RecordIn
               "redis-server, started and stopped by each command"),
     )
     METRICS = (
-        Metric("kv_gets", "keys looked up in the store", counter=True),
-        Metric("kv_get_round_trips", "lookup requests (multi-gets)", counter=True),
+        Metric("kv_gets", "keys looked up in the store", counter=True,
+               priced=(Price("tag", "kv_key_s", "per_core"),)),
+        Metric("kv_get_round_trips", "lookup requests (multi-gets)", counter=True,
+               priced=(Price("tag", "kv_round_trip_s"),)),
         Metric("kv_stale_entries", "entries found naming an instant not on the completed "
                "timeline (ignored: the record is tagged as an insert)", counter=True),
-        Metric("kv_puts", "entries put (new keys and keys whose entry was stale)"),
-        Metric("kv_put_round_trips", "put requests"),
-        Metric("kv_round_trips", "every request to the store: lookups, puts, rollbacks"),
+        Metric("kv_puts", "entries put (new keys and keys whose entry was stale)",
+               priced=(Price("commit", "kv_key_s", "per_core"),)),
+        Metric("kv_put_round_trips", "put requests",
+               priced=(Price("commit", "kv_round_trip_s"),)),
+        Metric("kv_round_trips", "every request to the store: lookups, puts, rollbacks",
+               # the driver's own (journals, rollbacks), one after another
+               priced=(Price("commit", "kv_round_trip_s", "driver",
+                             less=("kv_get_round_trips", "kv_put_round_trips")),)),
         Metric("kv_rollback_deletes", "entries of rolled-back instants deleted "
                "(hoodie.index.hbase.rollback.sync)"),
         Metric("kv_get_p50_ms", "median lookup request latency, milliseconds", measured=True),
@@ -99,6 +108,12 @@ class ExternalKvIndex(ExternalResources, DeclaredFigures, PointLookups, RecordIn
             x_label="keys per lookup request", y_label="request latency (ms)",
             y_names=("p50", "p99"), log_x=True, log_y=True),
     )
+
+    @classmethod
+    def fit_cost_constants(cls, columns, base):
+        """The key-value server's constants from the run's request latencies and the
+        server's memory report (:func:`indexes.external_kv.calibration.fit_kv_constants`)."""
+        return fit_kv_constants(columns, base)
 
     def __init__(self, **params: Any):
         super().__init__(**params)

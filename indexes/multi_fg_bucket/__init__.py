@@ -27,6 +27,7 @@ from indexes.bloom_filter import (
     PYBLOOM,
     HoodieBloomFilter,
 )
+from indexes.bloom_filter.metrics import FOOTER_METRICS
 from indexes.bloom_filter.roles import BloomFilterTheory, BloomSimOptions
 from indexes.bucket.index import BucketIndex
 from indexes.hudi_params import ESTIMATION_THRESHOLD, FILTER_TYPE, FPP, RECORD_SIZE_ESTIMATE
@@ -65,6 +66,7 @@ class MultiFgBucketIndex(BloomFilterTheory, BloomSimOptions, FileSizing, FooterD
         Metric("candidates_per_key", "bloom probes (key, file group of its bucket, after "
                "range pruning) per key looked up"),
         Metric("file_groups_opened", "file groups this batch's inserts opened", counter=True),
+        *FOOTER_METRICS,
     )
     PARAMS = (
         *BucketIndex.PARAMS,

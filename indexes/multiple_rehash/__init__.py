@@ -19,6 +19,7 @@ import numpy as np
 from indexes.base import BUCKET_COUNT_TOTAL, Param, ServiceOption, TableService
 from indexes.bucket.files import partition_bucket_fill
 from indexes.bucket.index import BucketIndex
+from indexes.bucket.rescale_rows import RESCALE_METRICS
 from indexes.multiple_rehash.core import (
     BUCKET_COUNTS_KEY,
     MODES,
@@ -39,7 +40,7 @@ class MultipleRehashIndex(TableServices, BucketIndex):
     index_type = "BUCKET"
     SPARK_ADAPTER = "indexes.multiple_rehash.spark:MultipleRehashSpark"
     SIM_ADAPTER = "indexes.multiple_rehash.sim:MultipleRehashSim"
-    METRICS = (BUCKET_COUNT_TOTAL,)
+    METRICS = (BUCKET_COUNT_TOTAL, *RESCALE_METRICS)
     SERVICES = (
         TableService(
             "rescale", "grow partitions' bucket counts N -> k*N (RFC-29): rehash or overwrite",

@@ -15,11 +15,12 @@ import numpy as np
 
 from indexes.bucket.files import new_bucket_file_id, partition_bucket_fill
 from indexes.bucket.rescale import rescale_metadata, split_rows
+from indexes.bucket.rescale_rows import rescale_row
 from indexes.bucket.sim import BucketSim
 from indexes.hashing import bucket_ids
 from indexes.multiple_rehash.core import plan_rescale
 from indexes.roles import SimTableServices
-from metrics.rows import WriteTotals, rescale_row
+from metrics.rows import WriteTotals
 from tableformat.basefile import bucket_of_file_id
 
 

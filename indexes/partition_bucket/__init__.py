@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from indexes.base import BUCKET_COUNT_TOTAL, Param, ServiceOption, TableService
 from indexes.bucket.index import BucketIndex
+from indexes.bucket.rescale_rows import RESCALE_METRICS
 from indexes.hudi_counterpart import HudiCounterpart
 from indexes.partition_bucket.core import (
     EXPRESSIONS_KEY,
@@ -46,7 +47,7 @@ class PartitionBucketIndex(TableServices, HudiCounterpartRole, BucketIndex):
     index_type = "BUCKET"
     SPARK_ADAPTER = "indexes.partition_bucket.spark:PartitionBucketSpark"
     SIM_ADAPTER = "indexes.partition_bucket.sim:PartitionBucketSim"
-    METRICS = (BUCKET_COUNT_TOTAL,)
+    METRICS = (BUCKET_COUNT_TOTAL, *RESCALE_METRICS)
     HUDI = HudiCounterpart(
         lambda index: index.hudi_options(),
         note="Hudi's partition-level bucket index (RFC-89) with the same regex rules and "

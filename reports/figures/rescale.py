@@ -11,7 +11,7 @@ from matplotlib.patches import Patch
 from matplotlib.ticker import MaxNLocator
 
 import indexes
-from indexes.roles import services
+from indexes.roles import RescalePanels, plays, services
 from reports import style
 from reports.figures.common import (
     MIB,
@@ -26,8 +26,7 @@ RESCALE_METRICS = [("total_s", "time (s)", 1.0), ("bytes_read", "bytes read (MiB
                    ("bytes_written", "bytes written (MiB)", MIB),
                    ("shuffle_bytes", "shuffle bytes (MiB)", MIB),
                    ("records_rewritten", "records rewritten (records)", 1.0),
-                   ("files_written", "files written (files)", 1.0),
-                   ("dual_written_bytes", "dual-written bytes (MiB)", MIB)]
+                   ("files_written", "files written (files)", 1.0)]
 RESCALE = "rescale"  # the operation of a rescale's (or resize's, split's) metrics rows
 # a mode's hatch, in the order the registry declares the modes; a mode none declares: ".."
 MODE_HATCHES: tuple[str | None, ...] = (None, "///", "xx", "..", "\\\\", "++", "oo", "--")
@@ -48,6 +47,17 @@ def rescale_modes() -> list[str]:
             own = [service.name] if service.name != service.operation else []
             modes += [m for m in choices or own if m not in modes]
     return modes
+
+
+def rescale_panels() -> list[tuple[str, str, float]]:
+    """The rescale figure's panels: :data:`RESCALE_METRICS`, then the cost columns the
+    registered indexes declare for their rescale rows (:class:`RescalePanels`)."""
+    panels = list(RESCALE_METRICS)
+    for name in indexes.names():
+        cls = indexes.index_class(name)
+        if plays(cls, RescalePanels):
+            panels += [p for p in cls.RESCALE_PANELS if p[0] not in {q[0] for q in panels}]
+    return panels
 
 
 def mode_hatch(mode: str, modes: list[str]) -> str | None:
@@ -74,7 +84,7 @@ def rescale_figure(df: pd.DataFrame) -> Figure | None:
     mode = rs["mode"].astype(str) if "mode" in rs.columns else pd.Series(RESCALE, rs.index)
     rs["_mode"] = mode.fillna(RESCALE)
     modes = rescale_modes()
-    metrics = [(c, lab, s) for c, lab, s in RESCALE_METRICS
+    metrics = [(c, lab, s) for c, lab, s in rescale_panels()
                if any(measured_or_model(g, c)[0].notna().any()
                       for _k, g in rs.groupby(["series", "_mode"], sort=False))]
     if not metrics:
