@@ -159,9 +159,12 @@ def _progress_bar(total: int, names: list[str]):
     return progress, on_batch, lambda: progress.update(task, completed=total)
 
 
-def _print_summary(df: pd.DataFrame) -> None:
+def _print_summary(df: pd.DataFrame, out: str | None = None) -> None:
+    """The medians per index, then what the run found (the report's conclusion)."""
     from indexbench.api import summary
     from indexbench.terminal import legend, pair_tables, summary_tables
+    from reports.conclusion import conclude, conclusion_text
+    from reports.data import read_run_json, series_labels
     from reports.peer_pairs import pairs
 
     medians = summary(df)
@@ -172,6 +175,12 @@ def _print_summary(df: pd.DataFrame) -> None:
     for table in pair_tables(pairs(df), console.width):  # compare --peers hudi
         console.print()
         console.print(table)
+    found = conclusion_text(conclude(df.assign(series=series_labels(df)),
+                                     {"run": read_run_json(out)} if out else {}))
+    if found:
+        console.print()
+        for line in found:
+            console.print(line, highlight=False, markup=False)
 
 
 def _one_index_run(args: argparse.Namespace):
@@ -199,7 +208,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                      table=args.table, out=out, progress=on_batch, run_id=run_id,
                      notify=progress.console.print, timing=_timing(args))
         done()
-    _print_summary(df)
+    _print_summary(df, out)
     console.print(f"metrics: {out}/metrics.parquet")
     return 0
 
@@ -220,7 +229,7 @@ def cmd_stream(args: argparse.Namespace) -> int:
                         landing=args.landing)
         done()
     if len(df):
-        _print_summary(df)
+        _print_summary(df, out)
     console.print(f"metrics: {out}/metrics.parquet")
     return 0
 
@@ -276,7 +285,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
                          query_phase=args.query, table_types=args.table_types or (),
                          timing=_timing(args), peer_params=peer_params)
         done()
-    _print_summary(df)
+    _print_summary(df, out)
     if args.query:
         _print_queries(df[df["operation"] == "query"])
     if args.keep_tables and any(peers.peer_of(n) == "hudi" for n in peer_names):
@@ -363,7 +372,7 @@ def cmd_sim(args: argparse.Namespace) -> int:
                      sweep=args.sweep, jobs=args.jobs, run_id=run_id,
                      **{name: getattr(args, name) for name in declared_options()})
         done()
-    _print_summary(df)
+    _print_summary(df, out)
     console.print(f"metrics: {out}/metrics.parquet")
     if not args.no_report:
         console.print(f"report: {api.report([out])}")

@@ -20,12 +20,14 @@ import pandas as pd
 from metrics.contract import is_count_column
 from reports import figures as F
 from reports import style
+from reports.conclusion import conclude, conclusion_html
 from reports.data import RunData, is_sim, load, shaping_versions, version_warning
 from reports.fidelity import FIDELITY_CSV
 from reports.fidelity import summary_table as fidelity_summary
 from reports.peer_pairs import pairs_figure, pairs_table
 from reports.query import has_queries, query_figure, query_table
 from reports.stream import stream_timeline_figure
+from reports.units import with_unit
 
 
 @dataclass(frozen=True)
@@ -176,10 +178,13 @@ def _fmt(v: Any) -> str:
     return html.escape(str(v))
 
 
-def _table(df: pd.DataFrame, index_name: str = "") -> str:
+def _table(df: pd.DataFrame, index_name: str = "", units: bool = False) -> str:
+    """``df`` as an HTML table; ``units``: its row labels are metric columns, shown with
+    their unit."""
     head = "".join(f"<th>{html.escape(str(c))}</th>" for c in df.columns)
     rows = "".join(
-        f"<tr><th>{html.escape(str(i))}</th>" + "".join(f"<td>{_fmt(v)}</td>" for v in r)
+        f"<tr><th>{html.escape(with_unit(str(i)) if units else str(i))}</th>"
+        + "".join(f"<td>{_fmt(v)}</td>" for v in r)
         + "</tr>" for i, r in zip(df.index, df.itertuples(index=False), strict=True))
     return (f"<table><thead><tr><th>{html.escape(index_name)}</th>{head}</tr></thead>"
             f"<tbody>{rows}</tbody></table>")
@@ -281,7 +286,8 @@ def _swatch(index: str, sim: bool) -> str:
 
 def render_html(run: RunData, written: Sequence[tuple[FigureSpec, Path]], out: Path,
                 asv_charts: Sequence[Path] = ()) -> str:
-    """The page: run info, comparison table, figures, one summary table per index."""
+    """The page: what the run found and what shaped it, the comparison table, figures,
+    then folded away the runs' parameters and one summary table per index."""
     df = run.df
     series = list(pd.unique(df["series"]))
     names = {s: str(df.loc[df["series"] == s, "index"].iloc[0]) for s in series}
@@ -290,22 +296,23 @@ def render_html(run: RunData, written: Sequence[tuple[FigureSpec, Path]], out: P
                       for s in series)
     body = [f"<h1>indexbench report</h1><p class=muted>generated "
             f"{datetime.now(UTC):%Y-%m-%d %H:%M UTC} from "
-            f"{html.escape(', '.join(run.sources))}</p>", _run_info(run),
+            f"{html.escape(', '.join(run.sources))}</p>",
             *([f"<p><b>warning:</b> {html.escape(w)}</p>"]
               if (w := version_warning(run.runs)) else []),
+            conclusion_html(conclude(df, run.runs)),
             f"<p>{legend}</p>", "<h2>Comparison</h2>",
             "<p class=muted>median per upsert batch after the initial load (batch ≥ 1)"
             + ("; series marked (sim) are simulated: their seconds and bytes are the "
                "modelled model_* rows, their measured rows stay empty (—)" if sims else "")
             + "</p>",
-            _table(comparison(df), "metric")]
+            _table(comparison(df), "metric", units=True)]
     side = pairs_table(df)
     if len(side):  # compare --peers hudi: each index beside Hudi's own writer
         body += ["<h2>Beside Hudi's own writer</h2>",
                  "<p class=muted>median per upsert batch ≥ 1 of each index and of the Hudi "
                  "series that mirrors it (same batches, settings and table type); Hudi's "
                  "figures come from its commits, log lines and Spark jobs</p>",
-                 _table(side, "metric")]
+                 _table(side, "metric", units=True)]
     for source in run.sources:  # indexbench fidelity wrote its checks beside the run
         checks = Path(source) / FIDELITY_CSV
         if checks.is_file():
@@ -328,12 +335,13 @@ def render_html(run: RunData, written: Sequence[tuple[FigureSpec, Path]], out: P
                     f"{html.escape(spec.title)}</h3><a href='{rel}'><img src='{rel}' "
                     f"alt='{html.escape(spec.title)}'></a><figcaption>"
                     f"{html.escape(spec.caption)}</figcaption></figure>")
-    body.append("<h2>Summary per index</h2>")
-    for s in series:
+    body.append("<h2>Detail</h2><details><summary>runs and their parameters</summary>"
+                 f"{_run_info(run)}</details>")
+    for s in series:  # folded: a page of ~50 rows per index otherwise
         g = df[df["series"] == s]
-        body.append(f"<h3 id='index-{html.escape(s)}'>{_swatch(names[s], s in sims)}"
-                    f"{html.escape(s)}</h3>")
-        body.append(_table(index_summary(g), "metric"))
+        body.append(f"<details id='index-{html.escape(s)}'><summary>"
+                    f"{_swatch(names[s], s in sims)}{html.escape(s)}: every metric"
+                    f"</summary>{_table(index_summary(g), 'metric', units=True)}</details>")
     if asv_charts:
         body.append("<h2>asv: benchmarks over commits</h2>")
         for p in asv_charts:
