@@ -450,6 +450,33 @@ def sim(indexes_: Sequence[str] | str | None = None,
                             **options)
 
 
+def advise(workload: str | workloads.Workload = "uniform", *,
+           initial_records: int | None = None, batch_size: int | None = None,
+           seed: int | None = None, batches_per_day: float = 24.0,
+           horizon_days: float = 365.0, table_type: str = "cow", storage: str = "local",
+           indexes: Sequence[str] | None = None, exact_limit: int = 1_000_000,
+           points: int = 6, probe_batches: int = 2, parallelism: int = 2, jobs: int = 1,
+           out: str | None = None, **shape: Any):
+    """``indexbench advise``: which index for a table shaped like ``workload`` (its
+    fields in ``shape`` override it: ``update_fraction``, ``key_format``, ...), with
+    ``initial_records`` now, growing by a batch's new keys ``batches_per_day`` times a
+    day for ``horizon_days``. Returns the answer (:class:`reports.advice.Answer`) and
+    the path of its page."""
+    from indexbench.advise.request import AdviceRequest
+    from indexbench.advise.run import advise as run_advice
+
+    w = load_workload(workload, None, batch_size, initial_records, seed)
+    try:
+        w = w.with_overrides(**shape) if shape else w
+    except (TypeError, ValueError) as exc:
+        raise IndexBenchError(f"advise: {exc}") from None
+    req = AdviceRequest(w, batches_per_day=batches_per_day, horizon_days=horizon_days,
+                        table_type=table_type, storage=storage, indexes=tuple(indexes or ()),
+                        exact_limit=exact_limit, points=points, probe_batches=probe_batches,
+                        parallelism=parallelism)
+    return run_advice(req, out=out, jobs=jobs)
+
+
 def _modelled_record_bytes(run_dir: str) -> tuple[float, float] | None:
     """The simulator's base-file model for the workload a run dir's run.json names:
     (bytes per record, bytes per file)."""

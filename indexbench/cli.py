@@ -345,6 +345,27 @@ def _remove_tables(out: str) -> int:
     return freed
 
 
+def cmd_advise(args: argparse.Namespace) -> int:
+    """Which index for the described table: the answer in 80 columns, and its page."""
+    from indexbench import api
+    from reports.advice import advice_text
+
+    shape = {k: getattr(args, k) for k in ("update_fraction", "distribution", "key_format",
+                                           "partitions", "partition_skew")
+             if getattr(args, k) is not None}
+    names = [n.strip() for n in args.indexes.split(",")] if args.indexes else None
+    answer, page = api.advise(
+        args.workload, initial_records=args.initial_records, batch_size=args.batch_size,
+        seed=args.seed, batches_per_day=args.batches_per_day,
+        horizon_days=args.horizon_days, table_type=args.table_type, storage=args.storage,
+        indexes=names, exact_limit=args.exact_limit, points=args.points,
+        probe_batches=args.probe_batches, parallelism=args.parallelism, jobs=args.jobs,
+        out=args.out, **shape)
+    print(advice_text(answer), end="")
+    print(f"answer: {page} (took {answer.request['advise_s']:.0f} s)")
+    return 0
+
+
 def cmd_sim(args: argparse.Namespace) -> int:
     import indexes
     from indexbench import api
@@ -667,7 +688,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="indexbench", description=__doc__)
     add_commands(parser, {
         "run": cmd_run, "stream": cmd_stream, "compare": cmd_compare, "fidelity": cmd_fidelity,
-        "hudi-read": cmd_hudi_read, "sim": cmd_sim, "query": cmd_query,
+        "hudi-read": cmd_hudi_read, "sim": cmd_sim, "advise": cmd_advise, "query": cmd_query,
         "calibrate": cmd_calibrate, "verify": cmd_verify, "rescale": cmd_rescale,
         "compact": cmd_compact, "report": cmd_report, "list": cmd_list})
     return parser

@@ -205,6 +205,48 @@ def _parser_sim(sub) -> argparse.ArgumentParser:
     return p
 
 
+def _parser_advise(sub) -> argparse.ArgumentParser:
+    import indexes
+
+    p = _command(sub, "advise", help="which index for a described table: every index's "
+                                      "settings simulated along a growth horizon, ranked, "
+                                      "with crossovers and the Hudi configuration")
+    p.add_argument("--workload", default="uniform",
+                   help="the table's shape: a preset name or a workload TOML")
+    p.add_argument("--initial-records", type=int, help="records in the table now")
+    p.add_argument("--batch-size", type=int, help="records per upsert batch")
+    p.add_argument("--update-fraction", type=float,
+                   help="share of a batch that updates existing keys (the rest is new keys)")
+    p.add_argument("--distribution", help="which keys the updates hit: uniform, zipfian, "
+                                          "scrambled_zipfian, latest, hotspot, sequential")
+    p.add_argument("--key-format", help="record keys: uuid, time-ordered or ycsb")
+    p.add_argument("--partitions", type=int, help="partitions of the table")
+    p.add_argument("--partition-skew", type=float, help="zipf skew of partition sizes (0: even)")
+    p.add_argument("--seed", type=int, help="workload seed")
+    p.add_argument("--batches-per-day", type=float, default=24.0,
+                   help="upsert batches a day (default 24)")
+    p.add_argument("--horizon-days", type=float, default=365.0,
+                   help="days the table grows for (default 365)")
+    p.add_argument("--table-type", choices=("cow", "mor"), default="cow",
+                   help="copy-on-write (default) or merge-on-read")
+    p.add_argument("--storage", default="local",
+                   help="cost profile: local, hdfs, s3 or a JSON file from `calibrate`")
+    p.add_argument("--indexes", help=f"comma-separated (default {','.join(indexes.names())})")
+    p.add_argument("--exact-limit", type=int, default=1_000_000,
+                   help="largest table simulated key by key; larger sizes are extrapolated "
+                        "from the smaller ones (default 1,000,000)")
+    p.add_argument("--points", type=int, default=6,
+                   help="table sizes from now to the horizon (default 6)")
+    p.add_argument("--probe-batches", type=int, default=2,
+                   help="upsert batches simulated at each size (default 2)")
+    p.add_argument("--parallelism", type=int, default=2,
+                   help="cores of the modelled executors (default 2)")
+    p.add_argument("--jobs", type=int, default=1,
+                   help="simulations at once, one process each (default 1)")
+    p.add_argument("--out", help="answer directory (default out/advise-<run id>)")
+    return p
+
+
 def _parser_query(sub) -> argparse.ArgumentParser:
     p = _command(sub, "query", help="point lookups, group-by and join on tables run/compare "
                                      "wrote: files read, latency, shuffle bytes per index")
@@ -296,6 +338,7 @@ def _parser_list(sub) -> argparse.ArgumentParser:
 PARSERS: dict[str, Callable[[Any], argparse.ArgumentParser]] = {
     "run": _parser_run, "stream": _parser_stream, "compare": _parser_compare,
     "fidelity": _parser_fidelity, "hudi-read": _parser_hudi_read, "sim": _parser_sim,
+    "advise": _parser_advise,
     "query": _parser_query, "calibrate": _parser_calibrate, "verify": _parser_verify,
     "rescale": _parser_rescale, "compact": _parser_compact, "report": _parser_report,
     "list": _parser_list}

@@ -381,6 +381,69 @@ def hudi_counterpart(index: Any) -> Any:
     return index.HUDI if plays(index, HudiCounterpartRole) else None
 
 
+# ---- which settings to try for a described table (``indexbench advise``) ---------------
+@dataclass(frozen=True)
+class TableShape:
+    """The table ``indexbench advise`` is asked about: records now and at the end of the
+    horizon, bytes per stored record (the simulator's model of the workload's base
+    files), partitions, and the file size Hudi targets (``hoodie.parquet.max.file.size``).
+    ``scale``: the simulated table is this fraction of the described one (a billion keys
+    simulated as a similar table of a million): every capacity that holds data — a
+    file's or a bucket's size, a filter's entries — shrinks by it, while counts that
+    shape the table (buckets, files per partition) stay the described table's."""
+
+    records_now: int
+    records_at_horizon: int
+    record_bytes: float
+    partitions: int
+    target_file_bytes: int
+    scale: float = 1.0
+
+    @property
+    def file_bytes(self) -> int:
+        """The target file size in the simulated table (the target times ``scale``)."""
+        return max(1, round(self.target_file_bytes * self.scale))
+
+    def buckets_for(self, records: int) -> int:
+        """Buckets per partition that keep a bucket's file near the target size."""
+        per_partition = records / max(self.partitions, 1) * self.record_bytes
+        return max(1, -(-int(per_partition) // max(self.target_file_bytes, 1)))
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One setting of an index worth trying: a label that says why, and its parameters."""
+
+    label: str
+    params: Mapping[str, Any]
+
+
+class AdvisedSettings(Role):
+    """An index whose settings decide its cost as a table grows (a bucket count, a
+    capacity, the files' sizing): ``indexbench advise`` simulates each candidate it
+    proposes for the described table, and says what choosing the index gives up."""
+
+    # one line: what a user gives up with this index (shown with a recommendation)
+    ADVICE_TRADEOFF: ClassVar[str] = ""
+
+    @required
+    @classmethod
+    def advice_candidates(cls, shape: TableShape) -> tuple[Candidate, ...]:
+        """The settings to try for ``shape`` (parameters by name), at least one."""
+        raise NotImplementedError
+
+
+def advice_candidates(index: Any, shape: TableShape) -> tuple[Candidate, ...]:
+    """What an index proposes for ``shape``; its defaults when it proposes nothing."""
+    if plays(index, AdvisedSettings):
+        return tuple(index.advice_candidates(shape)) or (Candidate("defaults", {}),)
+    return (Candidate("defaults", {}),)
+
+
+def advice_tradeoff(index: Any) -> str:
+    return index.ADVICE_TRADEOFF if plays(index, AdvisedSettings) else ""
+
+
 # ---- the Spark adapter's roles (what :class:`indexes.base.SparkAdapter` leaves out) -----
 class CombinesInWriter(Role):
     """A Spark adapter whose tagging places every record by its own partition and
@@ -539,7 +602,7 @@ def finish_sim_table_services(adapter: Any) -> list[dict[str, Any]]:
 DEFINITION_ROLES = (ExternalResources, SizeNotes, FileSizing, FooterData, TableFigures,
                     Bucketed, TableServices, PointLookups, DeclaredFigures,
                     HudiCounterpartRole, SimulatorOptions, FilterTheory, FitsCostProfile,
-                    StreamPanels, RescalePanels)
+                    StreamPanels, RescalePanels, AdvisedSettings)
 SPARK_ROLES = (CombinesInWriter, VerifiesIndex, DualWrites, ServiceExecutor)
 SIM_ROLES = (SimFooterBytes, SimCommitMetadata, SimDualWrites, SimTableServices)
 

@@ -30,12 +30,15 @@ from indexes.hudi_params import (
     SMALL_FILE_CANDIDATES,
 )
 from indexes.roles import (
+    AdvisedSettings,
+    Candidate,
     FileSizing,
     FooterData,
     HudiCounterpartRole,
     PointLookups,
     SizeNotes,
     TableFigures,
+    TableShape,
 )
 from metrics.rows import measured_fp_rate
 from tableformat.errors import IndexBenchError
@@ -70,9 +73,21 @@ def _hudi_options(index: BloomIndex) -> dict[str, str]:
             SMALL_FILE_CANDIDATES.key: str(cfg.small_file_candidates)}
 
 
-class BloomIndex(BloomFilterTheory, BloomSimOptions, SizeNotes, FileSizing, FooterData,
-                 TableFigures, PointLookups, HudiCounterpartRole, RecordIndex):
+class BloomIndex(AdvisedSettings, BloomFilterTheory, BloomSimOptions, SizeNotes, FileSizing,
+                 FooterData, TableFigures, PointLookups, HudiCounterpartRole, RecordIndex):
     """Hudi's BLOOM index with Hudi's defaults."""
+
+    ADVICE_TRADEOFF = ("tagging reads the footers and key columns of every candidate file: "
+                       "its cost follows the table's file count, and keys without order "
+                       "(uuid) prune no file by their key ranges")
+
+    @classmethod
+    def advice_candidates(cls, shape: TableShape) -> tuple[Candidate, ...]:
+        """Hudi's own file sizing (120 MiB files, filters of 60,000 entries): the table
+        a Hudi job would write (``indexbench.scale`` shrinks both alike in a similar
+        smaller table)."""
+        return (Candidate("Hudi's file sizing", {"scale": shape.scale}),)
+
 
     HUDI = HudiCounterpart(
         _hudi_options,

@@ -18,18 +18,22 @@ from __future__ import annotations
 import numpy as np
 
 from indexes.base import BUCKET_COUNT_TOTAL, Metric, Param, RecordIndex, TableService, bucket_fill
+from indexes.bucket.advice import bucket_count_candidates
 from indexes.bucket.rescale_rows import RESCALE_METRICS
 from indexes.consistent_hashing.plan import plan_resize
 from indexes.consistent_hashing.ring import Ring, committed_rings, locate
 from indexes.hudi_counterpart import HudiCounterpart, flag
 from indexes.lookup import Candidates
 from indexes.roles import (
+    AdvisedSettings,
     Bucketed,
+    Candidate,
     HudiCounterpartRole,
     PointLookups,
     RescalePanels,
     TableFigures,
     TableServices,
+    TableShape,
 )
 from indexes.xxhash32 import consistent_hash
 from tableformat.errors import IndexBenchError
@@ -69,9 +73,18 @@ def _hudi_options(index: ConsistentHashingIndex) -> dict[str, str]:
     return out
 
 
-class ConsistentHashingIndex(TableFigures, Bucketed, TableServices, PointLookups,
+class ConsistentHashingIndex(AdvisedSettings, TableFigures, Bucketed, TableServices, PointLookups,
                              HudiCounterpartRole, RescalePanels, RecordIndex):
     """Per-partition hash rings whose buckets split and merge by clustering."""
+
+    ADVICE_TRADEOFF = ("buckets split and merge by clustering, a table service that "
+                       "rewrites the file groups it resizes (Hudi: merge-on-read only)")
+
+    @classmethod
+    def advice_candidates(cls, shape: TableShape) -> tuple[Candidate, ...]:
+        """Buckets sized for now; splits at Hudi's file size."""
+        return bucket_count_candidates(shape, max_file_size=shape.file_bytes)[:1]
+
 
     # the rescale figure: what a pending resize's dual writes cost
     RESCALE_PANELS = (("dual_written_bytes", "dual-written bytes (MiB)", 1024 * 1024),)

@@ -35,12 +35,15 @@ from indexes.dynamic_rli.core import DynamicRliCore, capacity_of
 from indexes.dynamic_rli.eviction import PartitionCaches
 from indexes.hudi_counterpart import HudiCounterpart
 from indexes.roles import (
+    AdvisedSettings,
+    Candidate,
     HudiCounterpartRole,
     PointLookups,
     SimulatorOptions,
     StreamPanels,
     TableFigures,
     TableServices,
+    TableShape,
 )
 from tableformat.errors import IndexBenchError
 
@@ -51,9 +54,20 @@ ASSIGNERS_KEY = "indexbench.dynamic.numAssigners"
 HASH_FUNCTIONS = ("murmur3", "java")
 
 
-class DynamicRliIndex(TableFigures, TableServices, PointLookups, SimulatorOptions,
+class DynamicRliIndex(AdvisedSettings, TableFigures, TableServices, PointLookups, SimulatorOptions,
                       HudiCounterpartRole, StreamPanels, RecordIndex):
     """The partitioned-RLI dynamic bucket index (Hudi discussion 18514)."""
+
+    ADVICE_TRADEOFF = ("keeps a record-level index (RLI files) whose shares are loaded "
+                       "into the bucket assigners: memory and index storage grow with keys")
+
+    @classmethod
+    def advice_candidates(cls, shape: TableShape) -> tuple[Candidate, ...]:
+        """Buckets opened as files reach Hudi's target size, records sized as stored."""
+        return (Candidate("buckets of target file size",
+                          {"capacity_mode": "bytes", "max_file_bytes": shape.file_bytes,
+                           "record_size_estimate": max(1, round(shape.record_bytes))}),)
+
 
     # the stream timeline: the assigners' cache bytes, evictions and bootstraps marked
     STREAM_CACHE = (("assigner_mem_bytes_total", "assigners, total", "--"),

@@ -29,6 +29,7 @@ from indexes.base import (
     TableService,
     bucket_fill,
 )
+from indexes.bucket.advice import buckets, power_of_two_at_least
 from indexes.bucket.files import bucket_problems
 from indexes.bucket.index import BucketIndex
 from indexes.bucket.rescale_rows import RESCALE_METRICS
@@ -48,16 +49,28 @@ from indexes.extendible_hash.core import (
     plan_split,
 )
 from indexes.lookup import Candidates
-from indexes.roles import TableServices
+from indexes.roles import AdvisedSettings, Candidate, TableServices, TableShape
 from tableformat.basefile import bucket_of_file_id
 from tableformat.errors import IndexBenchError
 
 ENGINE = "EXTENDIBLE_HASHING"  # the engine name Hudi would give it; Hudi has none
 
 
-class ExtendibleHashIndex(TableServices, BucketIndex):
+class ExtendibleHashIndex(AdvisedSettings, TableServices, BucketIndex):
     """Extendible hashing over Hudi's bucket hash: per-partition directories whose
     buckets split one at a time."""
+
+    ADVICE_TRADEOFF = ("no Hudi counterpart: a bucket over capacity splits on its own (one "
+                       "replacecommit each), and routing reads the partition's directory")
+
+    @classmethod
+    def advice_candidates(cls, shape: TableShape) -> tuple[Candidate, ...]:
+        """A power of two of buckets sized for now, split at Hudi's file size."""
+        n = power_of_two_at_least(shape.buckets_for(shape.records_now))
+        return (Candidate(f"{buckets(n)}, split by size",
+                          {"num_buckets": n, "capacity_mode": "bytes",
+                           "max_file_bytes": shape.file_bytes}),)
+
 
     name = "extendible-hash"
     index_type = "BUCKET"

@@ -35,7 +35,15 @@ from indexes.base import IndexFigure, Metric, Param, Price, RecordIndex
 from indexes.external_kv import core, server
 from indexes.external_kv.calibration import fit_kv_constants
 from indexes.lookup import Candidates
-from indexes.roles import DeclaredFigures, ExternalResources, FitsCostProfile, PointLookups
+from indexes.roles import (
+    AdvisedSettings,
+    Candidate,
+    DeclaredFigures,
+    ExternalResources,
+    FitsCostProfile,
+    PointLookups,
+    TableShape,
+)
 from tableformat.errors import IndexBenchError
 
 __all__ = ["ExternalKvIndex"]
@@ -43,9 +51,17 @@ __all__ = ["ExternalKvIndex"]
 URL_KEY = "indexbench.kv.url"
 
 
-class ExternalKvIndex(ExternalResources, DeclaredFigures, PointLookups, FitsCostProfile,
-                      RecordIndex):
+class ExternalKvIndex(AdvisedSettings, ExternalResources, DeclaredFigures, PointLookups,
+                      FitsCostProfile, RecordIndex):
     """Hudi's ``SparkHoodieHBaseIndex``, its store a redis server."""
+
+    ADVICE_TRADEOFF = ("a key-value server to run, size and keep in step with the table "
+                       "(Hudi's HBase index)")
+
+    @classmethod
+    def advice_candidates(cls, shape: TableShape) -> tuple[Candidate, ...]:
+        return (Candidate("defaults", {}),)
+
 
     name = "external-kv"
     index_type = "HBASE"

@@ -29,12 +29,13 @@ from indexes.bloom_filter import (
 )
 from indexes.bloom_filter.metrics import FOOTER_METRICS
 from indexes.bloom_filter.roles import BloomFilterTheory, BloomSimOptions
+from indexes.bucket.advice import bucket_count_candidates
 from indexes.bucket.index import BucketIndex
 from indexes.hudi_params import ESTIMATION_THRESHOLD, FILTER_TYPE, FPP, RECORD_SIZE_ESTIMATE
 from indexes.lookup import Candidates
 from indexes.multi_fg_bucket.core import footer_filter
 from indexes.multi_fg_bucket.layout import fill, groups_of_files, layout_problems
-from indexes.roles import FileSizing, FooterData
+from indexes.roles import AdvisedSettings, Candidate, FileSizing, FooterData, TableShape
 from tableformat.errors import IndexBenchError
 from writeclient import sizing
 
@@ -43,9 +44,18 @@ __all__ = ["MultiFgBucketIndex"]
 DEFAULT_SCALE = 1 / 1000  # as bloom's: file sizes and filter entries shrink together
 
 
-class MultiFgBucketIndex(BloomFilterTheory, BloomSimOptions, FileSizing, FooterData,
-                         BucketIndex):
+class MultiFgBucketIndex(AdvisedSettings, BloomFilterTheory, BloomSimOptions, FileSizing,
+                         FooterData, BucketIndex):
     """Hash buckets of several file groups, found inside a bucket by bloom filters."""
+
+    ADVICE_TRADEOFF = ("no Hudi counterpart; a bucket holds several file groups found by "
+                       "their bloom filters, so tagging probes filters inside the bucket")
+
+    @classmethod
+    def advice_candidates(cls, shape: TableShape) -> tuple[Candidate, ...]:
+        """Buckets sized for now, its file groups at Hudi's sizing (scale 1)."""
+        return bucket_count_candidates(shape, scale=shape.scale)[:1]
+
 
     name = "multi-fg-bucket"
     index_type = "BUCKET"

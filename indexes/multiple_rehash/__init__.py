@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from indexes.base import BUCKET_COUNT_TOTAL, Param, ServiceOption, TableService
+from indexes.bucket.advice import bucket_count_candidates
 from indexes.bucket.files import partition_bucket_fill
 from indexes.bucket.index import BucketIndex
 from indexes.bucket.rescale_rows import RESCALE_METRICS
@@ -29,12 +30,22 @@ from indexes.multiple_rehash.core import (
     history_problems,
     plan_rescale,
 )
-from indexes.roles import TableServices
+from indexes.roles import AdvisedSettings, Candidate, TableServices, TableShape
 from tableformat.errors import IndexBenchError
 
 
-class MultipleRehashIndex(TableServices, BucketIndex):
+class MultipleRehashIndex(AdvisedSettings, TableServices, BucketIndex):
     """Simple-bucket routing with per-partition bucket counts that rescales can grow."""
+
+    ADVICE_TRADEOFF = ("no Hudi counterpart: a partition whose fullest bucket passes the "
+                       "size limit is rewritten into a multiple of its buckets")
+
+    @classmethod
+    def advice_candidates(cls, shape: TableShape) -> tuple[Candidate, ...]:
+        """Buckets sized for now, rescaled when a bucket passes Hudi's file size."""
+        return bucket_count_candidates(
+            shape, rescale_max_bucket_bytes=shape.file_bytes)[:1]
+
 
     name = "multiple-rehash"
     index_type = "BUCKET"

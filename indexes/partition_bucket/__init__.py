@@ -17,6 +17,7 @@ Parsing, versions and planning: :mod:`indexes.partition_bucket.core`; Spark:
 from __future__ import annotations
 
 from indexes.base import BUCKET_COUNT_TOTAL, Param, ServiceOption, TableService
+from indexes.bucket.advice import bucket_count_candidates
 from indexes.bucket.index import BucketIndex
 from indexes.bucket.rescale_rows import RESCALE_METRICS
 from indexes.hudi_counterpart import HudiCounterpart
@@ -35,13 +36,21 @@ from indexes.partition_bucket.core import (
     plan_partition_rescale,
     rule_type,
 )
-from indexes.roles import HudiCounterpartRole, TableServices
+from indexes.roles import AdvisedSettings, Candidate, HudiCounterpartRole, TableServices, TableShape
 
 ENGINE = "SIMPLE"
 
 
-class PartitionBucketIndex(TableServices, HudiCounterpartRole, BucketIndex):
+class PartitionBucketIndex(AdvisedSettings, TableServices, HudiCounterpartRole, BucketIndex):
     """Simple-bucket routing with per-partition counts from versioned regex rules."""
+
+    ADVICE_TRADEOFF = ("bucket counts fixed per partition rule: a partition that outgrows "
+                       "its count needs a rescale, a rewrite of that partition")
+
+    @classmethod
+    def advice_candidates(cls, shape: TableShape) -> tuple[Candidate, ...]:
+        return bucket_count_candidates(shape)
+
 
     name = "partition-bucket"
     index_type = "BUCKET"

@@ -8,16 +8,25 @@ simulator's :mod:`indexes.simple_bucket.sim`.
 
 from __future__ import annotations
 
+from indexes.bucket.advice import bucket_count_candidates
 from indexes.bucket.files import assign_file_ids, existing_bucket_files
 from indexes.bucket.index import BucketIndex
 from indexes.hudi_counterpart import HudiCounterpart
-from indexes.roles import HudiCounterpartRole
+from indexes.roles import AdvisedSettings, Candidate, HudiCounterpartRole, TableShape
 
 __all__ = ["SimpleBucketIndex", "assign_file_ids", "existing_bucket_files"]
 
 
-class SimpleBucketIndex(HudiCounterpartRole, BucketIndex):
+class SimpleBucketIndex(AdvisedSettings, HudiCounterpartRole, BucketIndex):
     """Hudi's simple bucket index (``hoodie.index.type=BUCKET``, engine SIMPLE)."""
+
+    ADVICE_TRADEOFF = ("a fixed bucket count per partition: buckets grow with the table, "
+                       "and changing the count rewrites every file of it")
+
+    @classmethod
+    def advice_candidates(cls, shape: TableShape) -> tuple[Candidate, ...]:
+        return bucket_count_candidates(shape)
+
 
     name = "simple-bucket"
     index_type = "BUCKET"

@@ -1,0 +1,152 @@
+"""From probes to an answer: each index at the setting that costs it least over the
+horizon, the indexes ranked at every table size, the sizes where the first place
+changes and why, and the recommendation with the Hudi configuration to paste."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+import indexes
+from indexbench.advise.probes import table_shape
+from indexbench.advise.request import AdviceRequest
+from indexes import roles
+from reports.advice import Answer, Crossover, Recommendation
+
+# indexes whose cost per batch is within this share of the best are tied with it
+TIE = 0.02
+
+
+def horizon_seconds(g: pd.DataFrame, inserts_per_batch: float) -> float:
+    """Seconds of every batch from the first size to the last: the table grows by
+    ``inserts_per_batch`` a batch, so the batches between two sizes are their distance
+    over it, each costing (trapezoid) the mean of the two sizes' costs."""
+    g = g.sort_values("table_size")
+    n, c = g["table_size"].to_numpy(dtype=float), g["cost_s"].to_numpy(dtype=float)
+    if len(n) < 2 or inserts_per_batch <= 0:
+        return float(c.mean()) if len(c) else float("nan")
+    return float(np.sum((c[1:] + c[:-1]) / 2 * np.diff(n)) / inserts_per_batch)
+
+
+def chosen_settings(points: pd.DataFrame, inserts_per_batch: float) -> pd.DataFrame:
+    """Per index, the setting with the fewest seconds over the horizon, and those seconds."""
+    totals = [{"index": i, "setting": s, "horizon_s": horizon_seconds(g, inserts_per_batch)}
+              for (i, s), g in points.groupby(["index", "setting"], sort=False)]
+    t = pd.DataFrame(totals)
+    best = t.loc[t.groupby("index", sort=False)["horizon_s"].idxmin()]
+    return best.sort_values("horizon_s").reset_index(drop=True)
+
+
+def _crossing(a: pd.DataFrame, b: pd.DataFrame, lo: int, hi: int) -> int:
+    """Where ``b``'s cost falls below ``a``'s between sizes ``lo`` and ``hi`` (straight
+    lines in log size between the two)."""
+    da = (a.set_index("table_size")["cost_s"] - b.set_index("table_size")["cost_s"])
+    d0, d1 = float(da.loc[lo]), float(da.loc[hi])
+    if d0 == d1:
+        return hi
+    t = min(1.0, max(0.0, d0 / (d0 - d1)))
+    return round(math.exp(math.log(lo) + t * (math.log(hi) - math.log(lo))))
+
+
+def _why(winner: pd.Series, loser: pd.Series) -> str:
+    """One line: the phase whose seconds part the two at the size after the crossing."""
+    parts = {"tag": (winner["tag_s"], loser["tag_s"]),
+             "write": (winner["write_s"], loser["write_s"]),
+             "services": (winner["services_s"], loser["services_s"])}
+    phase = max(parts, key=lambda k: abs(parts[k][1] - parts[k][0]))
+    w, lo = parts[phase]
+    if phase == "tag":
+        return (f"{loser['index']} tags in {lo:.3g} s a batch, reading "
+                f"{loser['files_read']:,.0f} files, against {w:.3g} s for {winner['index']}")
+    if phase == "write":
+        return (f"{loser['index']} writes in {lo:.3g} s a batch (its files are larger or "
+                f"more of them are rewritten) against {w:.3g} s for {winner['index']}")
+    return (f"{loser['index']} spends {lo:.3g} s a batch on table services (resizes: "
+            f"{loser['resizes']:.2g} a batch) against {w:.3g} s for {winner['index']}")
+
+
+def crossovers(best: pd.DataFrame) -> list[Crossover]:
+    """Each size where the first place changes (beyond a tie), with its reason."""
+    sizes = sorted(best["table_size"].unique())
+    leader = [best[best["table_size"] == n].sort_values("cost_s").iloc[0] for n in sizes]
+    out = []
+    for prev, cur, lo, hi in zip(leader, leader[1:], sizes, sizes[1:], strict=False):
+        if prev["index"] == cur["index"]:
+            continue
+        before = best[(best["index"] == prev["index"])]
+        at_hi = before[before["table_size"] == hi].iloc[0]
+        if at_hi["cost_s"] <= cur["cost_s"] * (1 + TIE):
+            continue  # a tie, not a change of order
+        n = _crossing(before, best[best["index"] == cur["index"]], lo, hi)
+        out.append(Crossover(str(prev["index"]), str(cur["index"]), int(n),
+                             _why(cur, at_hi)))
+    return out
+
+
+def recommendation(req: AdviceRequest, chosen: pd.DataFrame) -> Recommendation:
+    """The index with the fewest seconds over the horizon, its Hudi configuration (or,
+    if Hudi has no such index, the best one Hudi has), and what it gives up."""
+    shape_params = _candidate_params(req)
+    top = chosen.iloc[0]
+    name, setting = str(top["index"]), str(top["setting"])
+    config, hudi_name = _hudi_config(name, shape_params[(name, setting)], req.table_type)
+    fallback = None
+    if config is None:  # Hudi has no such index: the best one it has
+        for row in chosen.itertuples(index=False):
+            got, _ = _hudi_config(row.index, shape_params[(row.index, row.setting)],
+                                  req.table_type)
+            if got is not None:
+                fallback = (str(row.index), str(row.setting), got)
+                break
+    return Recommendation(index=name, setting=setting, horizon_s=float(top["horizon_s"]),
+                          hudi_config=config, hudi_refused=hudi_name,
+                          gives_up=roles.advice_tradeoff(indexes.index_class(name)),
+                          hudi_fallback=fallback)
+
+
+def _candidate_params(req: AdviceRequest) -> dict[tuple[str, str], dict]:
+    shape = table_shape(req)
+    return {(n, c.label): dict(c.params) for n in req.names
+            for c in roles.advice_candidates(indexes.index_class(n), shape)}
+
+
+def _hudi_config(name: str, params: dict, table_type: str) -> tuple[dict | None, str]:
+    """Hudi's write options for the index at ``params`` (None, and why, if Hudi has no
+    such index or refuses it on this table type)."""
+    counterpart = roles.hudi_counterpart(indexes.index_class(name))
+    if counterpart is None:
+        return None, f"Hudi has no {name} index"
+    hudi_type = {"cow": "COPY_ON_WRITE", "mor": "MERGE_ON_READ"}[table_type]
+    if hudi_type not in counterpart.table_types:
+        return None, counterpart.refused or f"Hudi runs {name} only on {counterpart.table_types}"
+    options = dict(counterpart.options(indexes.get(name, **params)))
+    options["hoodie.datasource.write.table.type"] = hudi_type
+    return options, ""
+
+
+def answer(req: AdviceRequest, points: pd.DataFrame, errors: pd.DataFrame) -> Answer:
+    """The whole answer of a request from its points (exact and extrapolated)."""
+    chosen = chosen_settings(points, req.inserts_per_batch)
+    keep = set(zip(chosen["index"], chosen["setting"], strict=True))
+    best = points[[(i, s) in keep for i, s in zip(points["index"], points["setting"],
+                                                   strict=True)]].copy()
+    return Answer(request=describe(req), points=points, best=best, chosen=chosen,
+                  crossovers=crossovers(best), recommendation=recommendation(req, chosen),
+                  errors=errors, storage=req.storage, exact_limit=req.exact_limit,
+                  tie=TIE)
+
+
+def describe(req: AdviceRequest) -> dict:
+    """The request in the answer's words (and run.json's)."""
+    w = req.workload
+    return {"workload": w.name, "description": w.description, "key_format": w.key_format,
+            "partitions": w.partitions, "update_fraction": w.update_fraction,
+            "records_now": w.initial_records, "batch_size": w.batch_size,
+            "inserts_per_batch": req.inserts_per_batch,
+            "batches_per_day": req.batches_per_day, "horizon_days": req.horizon_days,
+            "horizon_batches": req.horizon_batches,
+            "records_at_horizon": req.records_at_horizon, "table_type": req.table_type,
+            "storage": req.storage, "parallelism": req.parallelism,
+            "exact_limit": req.exact_limit, "probe_batches": req.probe_batches}

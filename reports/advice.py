@@ -1,0 +1,252 @@
+"""The answer of ``indexbench advise``: an 80-column terminal text and an HTML page with
+one figure of cost against table size per index, crossovers marked. Every figure says
+whether it was counted (by the indexes' code in the simulator) or modelled (seconds, by
+the cost profile), and which sizes were extrapolated."""
+
+from __future__ import annotations
+
+import html
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import matplotlib.pyplot as plt
+import pandas as pd
+from matplotlib.figure import Figure
+
+from reports import style
+
+WIDTH = 80
+
+
+@dataclass(frozen=True)
+class Crossover:
+    """Where the first place passes from ``before`` to ``after`` (about ``records``)."""
+
+    before: str
+    after: str
+    records: int
+    why: str
+
+
+@dataclass(frozen=True)
+class Recommendation:
+    index: str
+    setting: str
+    horizon_s: float
+    hudi_config: dict[str, str] | None
+    hudi_refused: str  # why there is no Hudi configuration ("" when there is)
+    gives_up: str
+    # Hudi has no such index: (index, setting, Hudi options) of the best one it has
+    hudi_fallback: tuple[str, str, dict[str, str]] | None = None
+
+
+@dataclass
+class Answer:
+    request: dict[str, Any]
+    points: pd.DataFrame  # every (index, setting, table_size)
+    best: pd.DataFrame  # the chosen setting of each index
+    chosen: pd.DataFrame  # index, setting, horizon_s (ascending)
+    crossovers: list[Crossover]
+    recommendation: Recommendation
+    errors: pd.DataFrame  # extrapolation error per (index, setting)
+    storage: str = "local"
+    exact_limit: int = 0
+    tie: float = 0.02
+    notes: list[str] = field(default_factory=list)
+
+
+def short(n: float) -> str:
+    """1,234 → 1.23K; 8,780,000 → 8.78M; 1e9 → 1B."""
+    for div, unit in ((1e9, "B"), (1e6, "M"), (1e3, "K")):
+        if abs(n) >= div:
+            return f"{n / div:.3g}{unit}"
+    return f"{n:,.0f}"
+
+
+def duration(s: float) -> str:
+    if not math.isfinite(s):
+        return "—"
+    for div, unit in ((86400, "d"), (3600, "h"), (60, "min")):
+        if s >= div:
+            return f"{s / div:.3g} {unit}"
+    return f"{s:.3g} s"
+
+
+def bytes_(v: float) -> str:
+    if not math.isfinite(v) or v <= 0:
+        return "—"
+    for div, unit in ((2**30, "GiB"), (2**20, "MiB"), (2**10, "KiB")):
+        if v >= div:
+            return f"{v / div:.3g} {unit}"
+    return f"{v:.0f} B"
+
+
+def _wrap(text: str, indent: str = "") -> list[str]:
+    import textwrap
+
+    return textwrap.wrap(text, WIDTH, initial_indent=indent, subsequent_indent=indent) or [""]
+
+
+def _extrapolation_note(a: Answer) -> str:
+    far = a.points[~a.points["exact"].astype(bool)]
+    if far.empty:
+        return "every size simulated exactly."
+    err = a.errors["extrapolation_error"].dropna()
+    check = (f"checked against an exact simulation at {a.errors['checked_at'].max():,} keys "
+             f"(carried there from similar tables of {a.errors['check_keys'].max():,} and "
+             f"half as many keys): within {err.max() * 100:.2g}% for every index"
+             if len(err) else
+             "not checked (one exact size only)")
+    return (f"* above {a.exact_limit:,} keys (the exact limit), seen through two similar "
+            "tables at the limit and half of it: the described batch, every capacity "
+            "(file and bucket sizes, filter entries) shrunk to keep the described files "
+            "and buckets; each counted figure carried by the power of the size it grows "
+            f"by between them, then priced by the same model; {check}.")
+
+
+def _heading(a: Answer) -> list[str]:
+    r = a.request
+    tt = {"cow": "copy-on-write", "mor": "merge-on-read"}[r["table_type"]]
+    lines = _wrap(f"Which index for a `{r['workload']}` table ({r['key_format']} keys, "
+                  f"{r['partitions']} partitions, {tt}, storage {r['storage']}):")
+    lines += _wrap(f"{r['records_now']:,} records now; batches of {r['batch_size']:,} records, "
+                   f"{r['update_fraction']:.0%} updates (+{r['inserts_per_batch']:,.0f} new "
+                   f"keys each), {r['batches_per_day']:g} a day for {r['horizon_days']:g} days: "
+                   f"{r['records_at_horizon']:,} records at the horizon.", "  ")
+    return lines
+
+
+def cost_table(a: Answer) -> list[str]:
+    """Seconds per batch of each index (its chosen setting) at each size."""
+    sizes = sorted(a.best["table_size"].unique())
+    exact = dict(zip(a.best["table_size"], a.best["exact"].astype(bool), strict=False))
+    head = "keys".ljust(19) + "".join(
+        (short(n) + ("" if exact[n] else "*")).rjust(8) for n in sizes) + "horizon".rjust(
+        WIDTH - 19 - 8 * len(sizes) - 1)
+    lines = [head]
+    order = list(a.chosen["index"])
+    for name in order:
+        g = a.best[a.best["index"] == name].set_index("table_size")["cost_s"]
+        total = float(a.chosen.loc[a.chosen["index"] == name, "horizon_s"].iloc[0])
+        lines.append(name[:18].ljust(19) + "".join(f"{g.get(n, math.nan):8.3g}" for n in sizes)
+                     + duration(total).rjust(WIDTH - 19 - 8 * len(sizes) - 1))
+    return lines
+
+
+def horizon_table(a: Answer) -> list[str]:
+    """At the last size: each index's setting and what it reads, skew and bytes."""
+    last = a.best["table_size"].max()
+    rows = a.best[a.best["table_size"] == last].set_index("index")
+    lines = [f"{'':3}{'index':19}{'setting':28}{'reads':>6}{'skew':>5}{'memory':>9}"
+             f"{'disk':>9}"]
+    for i, name in enumerate(a.chosen["index"], 1):
+        r = rows.loc[name]
+        skew = f"{r['bucket_skew']:.2f}" if math.isfinite(r["bucket_skew"]) else "—"
+        setting = str(r["setting"])
+        setting = setting if len(setting) <= 27 else setting[:26] + "…"
+        lines.append(f"{i:>2} {name[:18]:19}{setting:28}"
+                     f"{r['files_read']:6,.0f}{skew:>5}{bytes_(r['index_mem_bytes']):>9}"
+                     f"{bytes_(r['index_disk_bytes']):>9}")
+    return lines
+
+
+def advice_text(a: Answer) -> str:
+    """The answer in 80 columns."""
+    lines = _heading(a) + [""]
+    lines += _wrap("Seconds per upsert batch (tag + write + table services; modelled by "
+                   f"the {a.storage} cost profile), each index at its best setting; "
+                   "horizon: every batch until the horizon, summed.")
+    lines += cost_table(a) + _wrap(_extrapolation_note(a), "  ") + [""]
+    last = a.best["table_size"].max()
+    lines += _wrap(f"At the horizon ({last:,} keys), counted: files read to tag a batch, "
+                   "fullest bucket over the mean, index bytes in memory and on disk.")
+    lines += horizon_table(a) + [""]
+    if a.crossovers:
+        lines.append("Where the first place changes:")
+        for c in a.crossovers:
+            lines += _wrap(f"{c.before} until about {short(c.records)} keys, then {c.after}: "
+                           f"{c.why}.", "  - ")
+    else:
+        lines += _wrap(f"The first place does not change from now to the horizon (ties within "
+                       f"{a.tie:.0%} aside).")
+    lines += [""] + recommendation_lines(a.recommendation)
+    tied = [str(i) for i, s in zip(a.chosen["index"], a.chosen["horizon_s"], strict=True)
+            if i != a.recommendation.index and s <= a.recommendation.horizon_s * (1 + a.tie)]
+    if tied:
+        lines += _wrap(f"Tied with it within {a.tie:.0%} over the horizon: {', '.join(tied)}: "
+                       "here the upsert cost does not choose between them; their reads, "
+                       "skew and bytes above, and what each gives up, do.")
+    return "\n".join(lines) + "\n"
+
+
+def recommendation_lines(r: Recommendation) -> list[str]:
+    lines = _wrap(f"Recommended: {r.index} ({r.setting}), {duration(r.horizon_s)} of upserts "
+                  "over the horizon.")
+    if r.hudi_config is not None:
+        lines.append("Hudi configuration:")
+        lines += [f"  {k}={v}" for k, v in sorted(r.hudi_config.items())]
+    else:
+        lines += _wrap(f"No Hudi configuration: {r.hudi_refused}.")
+        if r.hudi_fallback:
+            name, setting, config = r.hudi_fallback
+            lines += _wrap(f"The best index Hudi has here: {name} ({setting}):")
+            lines += [f"  {k}={v}" for k, v in sorted(config.items())]
+    if r.gives_up:
+        lines += _wrap(f"What you give up: {r.gives_up}.")
+    return lines
+
+
+def advice_figure(a: Answer) -> Figure:
+    """Seconds per batch against table size, one line per index; extrapolated sizes
+    dashed and hollow; crossovers marked."""
+    with style.paper():
+        fig, axes = style.figure(1, 1, height=3.2)
+        ax = axes[0][0]
+        for name in a.chosen["index"]:
+            g = a.best[a.best["index"] == name].sort_values("table_size")
+            look = style.series_look(str(name))
+            ex = g[g["exact"].astype(bool)]
+            far = pd.concat([ex.tail(1), g[~g["exact"].astype(bool)]])
+            ax.plot(ex["table_size"], ex["cost_s"], **look.line(), label=str(name))
+            if len(far) > 1:
+                ax.plot(far["table_size"], far["cost_s"], **{**look.line(), "ls": "--",
+                                                              "markerfacecolor": "none"})
+        for c in a.crossovers:
+            ax.axvline(c.records, color="grey", ls=":", lw=1)
+            ax.annotate(f"{c.before} → {c.after}", (c.records, ax.get_ylim()[1]),
+                        rotation=90, va="top", ha="right", fontsize=7, color="grey")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("keys in the table (dashed: extrapolated)")
+        ax.set_ylabel(f"seconds per upsert batch ({a.storage}, modelled)")
+        ax.set_title("cost per batch as the table grows")
+        ax.legend(fontsize=7, ncol=2)
+    return fig
+
+
+def write_advice_page(a: Answer, out: str | Path) -> Path:
+    """``out/index.html`` and ``out/advice.png``: the answer as a page."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    fig = advice_figure(a)
+    fig.savefig(out / "advice.png", dpi=style.RC["savefig.dpi"])
+    plt.close(fig)
+    text = html.escape(advice_text(a))
+    settings = a.points.groupby(["index", "setting"], sort=False)["cost_s"].median()
+    rows = "".join(f"<tr><th>{html.escape(str(i))}</th><td>{html.escape(str(s))}</td>"
+                   f"<td>{v:.3g}</td></tr>" for (i, s), v in settings.items())
+    page = ("<!doctype html><html lang=en><head><meta charset=utf-8><title>indexbench advise"
+            "</title><style>body{font-family:system-ui,sans-serif;max-width:1000px;margin:2em "
+            "auto;padding:0 1em}pre{background:#f6f6f6;padding:1em;overflow-x:auto}img{max-"
+            "width:100%}td,th{border:1px solid #ddd;padding:.2em .5em;text-align:right}"
+            "table{border-collapse:collapse}</style></head><body><h1>Which index</h1>"
+            f"<pre>{text}</pre><figure><img src='advice.png' alt='cost per batch against "
+            "table size'><figcaption>Seconds per upsert batch (modelled) against keys in the "
+            "table, each index at its best setting; dashed: extrapolated; dotted: where the "
+            "first place changes.</figcaption></figure><h2>Every setting tried</h2><table>"
+            "<tr><th>index</th><th>setting</th><th>median s per batch over the sizes</th></tr>"
+            f"{rows}</table></body></html>\n")
+    (out / "index.html").write_text(page, encoding="utf-8")
+    return out / "index.html"

@@ -1,0 +1,191 @@
+"""``indexbench advise`` (issue #42, point 1): a described table, every index's candidate
+settings simulated along its growth horizon, ranked, crossovers found, the Hudi
+configuration of the recommendation. Small sizes, no Spark."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import indexes
+import workloads
+from indexbench import api
+from indexbench.advise import run as advise_run
+from indexbench.advise.answer import chosen_settings, crossovers, horizon_seconds
+from indexbench.advise.probes import Probe, carried_to, run_probe
+from indexbench.advise.request import AdviceRequest, geometric
+from indexbench.cli import main
+from indexbench.sim.driver import simulate
+from indexes import roles
+from reports.advice import advice_text
+from tableformat.errors import IndexBenchError
+
+SMALL = dict(initial_records=2_000, batch_size=500, batches_per_day=2, horizon_days=30,
+             exact_limit=8_000, points=4, probe_batches=1)
+
+
+def _request(**kw) -> AdviceRequest:
+    args = {**SMALL, **kw}
+    w = workloads.load(args.pop("workload", "uniform")).with_overrides(
+        initial_records=args.pop("initial_records"), batch_size=args.pop("batch_size"))
+    return AdviceRequest(w, **args)
+
+
+def test_sizes_run_from_now_to_the_horizon_exact_up_to_the_limit():
+    req = _request()
+    assert req.inserts_per_batch == 250 and req.horizon_batches == 60
+    assert req.records_at_horizon == 2_000 + 250 * 60
+    assert geometric(10, 1000, 3) == [10, 100, 1000]
+    exact = req.exact_sizes()
+    assert exact[0] == 800 and exact[-1] == 8_000  # a tenth of the limit up to it
+    answer = req.answer_sizes()
+    assert [n for n, e in answer if e] == [n for n in exact if n >= 2_000]
+    assert [n for n, e in answer if not e][-1] == req.records_at_horizon
+    assert all(n > 8_000 for n, e in answer if not e)
+    whole = _request(exact_limit=100_000)  # the horizon within the limit: all simulated
+    assert all(e for _n, e in whole.answer_sizes())
+    assert whole.answer_sizes()[-1] == (whole.records_at_horizon, True)
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    ({"table_type": "xx"}, "--table-type must be one of"),
+    ({"horizon_days": 0}, "--horizon-days must be > 0"),
+    ({"exact_limit": 10}, "--exact-limit must be >= 1,000"),
+    ({"indexes": ("blom",)}, "unknown index 'blom'"),
+    ({"storage": "nowhere"}, "nowhere"),
+    ({"workload": "deletes"}, "does not model deletes"),
+])
+def test_bad_input_is_one_clear_error_before_anything_runs(change, message, tmp_path,
+                                                           monkeypatch):
+    ran = []
+    monkeypatch.setattr(advise_run, "run_probes", lambda *a, **k: ran.append(1))
+    with pytest.raises((IndexBenchError, ValueError), match=message):
+        advise_run.advise(_request(**change), out=tmp_path / "answer")
+    assert not ran and not (tmp_path / "answer").exists()
+
+
+def test_a_probe_is_the_simulator_run_of_that_setting():
+    """An exact point's figures come from the simulated rows of that very run."""
+    req = _request()
+    p = Probe("simple-bucket", "x", {"num_buckets": 2}, 3_000)
+    assert p.exact
+    got = run_probe(req, p)
+    df = simulate("simple-bucket", req.workload.with_overrides(initial_records=3_000,
+                                                               batches=1),
+                  params={"num_buckets": 2, "hoodie.table.type": "cow"}, write=False,
+                  parallelism=2)
+    up = df[(df["operation"] == "upsert") & (df["batch"] == 1)].iloc[0]
+    assert got["tag_s"] == up["model_tag_s"] and got["write_s"] == up["model_write_s"]
+    assert got["cost_s"] == up["model_tag_s"] + up["model_write_s"]
+    assert got["files_in_table"] == up["files_in_table"]
+
+
+def test_figures_are_carried_by_the_power_they_grow_by():
+    """Between two similar tables a figure of the batch stays, one of the data doubles
+    with the table, files stay; seconds are priced again from the carried work."""
+    from indexbench.sim import profiles
+    from indexbench.sim.time_model import model_seconds
+
+    prof = profiles.profile("local", cores=2)
+    base = {"records": 100.0, "keys_hashed": 100.0, "files_written": 4.0,
+            "services_s": 0.0, "resizes": 0.0, "files_read": 2.0, "false_positives": 3.0,
+            "index_mem_bytes": 0.0, "index_disk_bytes": 0.0, "files_in_table": 8.0,
+            "bucket_skew": 1.5}
+    big = {**base, "simulated_keys": 1000, "model_bytes_written": 2e6, "index_disk_bytes": 20.0}
+    small = {**base, "simulated_keys": 500, "model_bytes_written": 1e6, "index_disk_bytes": 10.0}
+    out = carried_to(big, small, 100_000, prof, 2)
+    assert (out["records"], out["files_written"], out["files_read"], out["false_positives"],
+            out["files_in_table"], out["bucket_skew"]) == (100, 4, 2, 3, 8, 1.5)
+    assert out["model_bytes_written"] == pytest.approx(2e8)
+    assert out["index_disk_bytes"] == pytest.approx(2000)
+    want = model_seconds({"records": 100, "keys_hashed": 100, "files_written": 4,
+                          "files_read": 2, "model_bytes_written": 2e8,
+                          "operation": "upsert"}, prof, cores=2)
+    assert out["cost_s"] == pytest.approx(want["model_tag_s"] + want["model_write_s"])
+    assert out["table_size"] == 100_000
+
+
+def test_horizon_seconds_add_every_batch_between_the_sizes():
+    g = pd.DataFrame({"table_size": [1_000, 3_000], "cost_s": [1.0, 3.0]})
+    # 2,000 keys at 100 a batch: 20 batches costing 2 s on average
+    assert horizon_seconds(g, 100) == pytest.approx(40.0)
+
+
+def test_crossovers_say_where_the_first_place_changes_and_why():
+    sizes = [1_000, 10_000, 100_000]
+    best = pd.DataFrame(
+        [{"index": "a", "table_size": n, "cost_s": c, "tag_s": c, "write_s": 0.0,
+          "services_s": 0.0, "files_read": f, "resizes": 0.0}
+         for n, c, f in zip(sizes, [1.0, 2.0, 8.0], [1, 10, 100], strict=True)]
+        + [{"index": "b", "table_size": n, "cost_s": 3.0, "tag_s": 1.0, "write_s": 2.0,
+            "services_s": 0.0, "files_read": 0, "resizes": 0.0} for n in sizes])
+    (c,) = crossovers(best)
+    assert (c.before, c.after) == ("a", "b")
+    assert 10_000 < c.records < 100_000  # 2→8 against 3: a fifth of the way, in log
+    assert c.records == round(np.exp(np.log(1e4) + 1 / 6 * np.log(10)))
+    assert "a tags in 8 s a batch, reading 100 files, against 1 s for b" == c.why
+    chosen = chosen_settings(best.assign(setting="s"), 100)
+    assert list(chosen["index"]) == ["b", "a"] or list(chosen["index"]) == ["a", "b"]
+
+
+def test_every_index_proposes_settings_it_accepts():
+    shape = roles.TableShape(10_000, 1_000_000, 200.0, 4, 125829120)
+    for name in indexes.names():
+        cands = roles.advice_candidates(indexes.index_class(name), shape)
+        assert cands and len({c.label for c in cands}) == len(cands)
+        for c in cands:
+            indexes.get(name, **c.params)  # validated like a --set
+
+
+def test_advise_end_to_end(tmp_path):
+    out = tmp_path / "answer"
+    answer, page = api.advise("zipf-skewed", indexes=["bloom", "simple-bucket"], out=str(out),
+                              **{k: v for k, v in SMALL.items()})
+    text = advice_text(answer)
+    assert max(len(line) for line in text.splitlines()) <= 80
+    assert "Which index for a `zipf-skewed` table" in text
+    assert "* above 8,000 keys (the exact limit), seen through two similar tables" in text
+    err = answer.errors.set_index("index")
+    assert (err["checked_at"] == 8_000).all() and err["extrapolation_error"].notna().all()
+    assert (answer.points.loc[~answer.points["exact"], "scale"] < 1).all()
+    rec = answer.recommendation
+    assert rec.index in ("bloom", "simple-bucket")
+    assert rec.hudi_config["hoodie.datasource.write.table.type"] == "COPY_ON_WRITE"
+    assert rec.hudi_config["hoodie.index.type"] in ("BLOOM", "BUCKET")
+    assert rec.gives_up
+    assert {p.name for p in out.iterdir()} == {"index.html", "advice.png", "points.csv",
+                                               "extrapolation.csv", "run.json"}
+    run = json.loads((out / "run.json").read_text())
+    assert run["recommended"]["index"] == rec.index
+    assert run["advice"]["records_at_horizon"] == 2_000 + 150 * 60  # 70% updates
+    pts = pd.read_csv(out / "points.csv")
+    assert set(pts["index"]) == {"bloom", "simple-bucket"}
+    assert page.read_text().count("<pre>") == 1
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_a_failed_answer_leaves_no_directory(tmp_path, monkeypatch):
+    def broken(a, out):
+        out.mkdir(parents=True)
+        (out / "index.html").write_text("half")
+        raise OSError("disk full")
+
+    monkeypatch.setattr(advise_run, "write_advice_page", broken)
+    with pytest.raises(OSError, match="disk full"):
+        advise_run.advise(_request(indexes=("simple-bucket",)), out=tmp_path / "answer")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_cli_prints_the_answer(tmp_path, capsys):
+    rc = main(["advise", "--indexes", "simple-bucket", "--initial-records", "2000",
+               "--batch-size", "500", "--batches-per-day", "2", "--horizon-days", "30",
+               "--exact-limit", "8000", "--points", "4", "--probe-batches", "1",
+               "--out", str(tmp_path / "a")])
+    out = capsys.readouterr().out
+    assert rc == 0 and "Recommended: simple-bucket" in out
+    assert "hoodie.index.type=BUCKET" in out and f"answer: {tmp_path / 'a'}" in out
+    rc = main(["advise", "--indexes", "simple-bucket", "--out", str(tmp_path / "a")])
+    assert rc == 2 and "not empty" in capsys.readouterr().err
