@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import html
 import math
+import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -83,10 +84,10 @@ def bytes_(v: float) -> str:
     return f"{v:.0f} B"
 
 
-def _wrap(text: str, indent: str = "") -> list[str]:
-    import textwrap
-
-    return textwrap.wrap(text, WIDTH, initial_indent=indent, subsequent_indent=indent) or [""]
+def _wrap(text: str, indent: str = "", then: str | None = None) -> list[str]:
+    """``text`` in lines of at most 80 columns; ``then``: the indent after the first."""
+    return textwrap.wrap(text, WIDTH, initial_indent=indent,
+                         subsequent_indent=indent if then is None else then) or [""]
 
 
 def _extrapolation_note(a: Answer) -> str:
@@ -167,7 +168,7 @@ def advice_text(a: Answer) -> str:
         lines.append("Where the first place changes:")
         for c in a.crossovers:
             lines += _wrap(f"{c.before} until about {short(c.records)} keys, then {c.after}: "
-                           f"{c.why}.", "  - ")
+                           f"{c.why}.", "  - ", "    ")
     else:
         lines += _wrap(f"The first place does not change from now to the horizon (ties within "
                        f"{a.tie:.0%} aside).")
