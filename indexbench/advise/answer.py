@@ -63,8 +63,9 @@ def _why(winner: pd.Series, loser: pd.Series) -> str:
     if phase == "write":
         return (f"{loser['index']} writes in {lo:.3g} s a batch (its files are larger or "
                 f"more of them are rewritten) against {w:.3g} s for {winner['index']}")
-    return (f"{loser['index']} spends {lo:.3g} s a batch on table services (resizes: "
-            f"{loser['resizes']:.2g} a batch) against {w:.3g} s for {winner['index']}")
+    return (f"{loser['index']} spends {lo:.3g} s a batch on table services ("
+            f"{loser['resizes']:.2g} resizes a batch) against {w:.3g} s for "
+            f"{winner['index']}")
 
 
 def crossovers(best: pd.DataFrame) -> list[Crossover]:

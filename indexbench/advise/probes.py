@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
+from multiprocessing import get_context
 from typing import Any
 
 import numpy as np
@@ -29,6 +30,7 @@ from indexbench.sim.driver import simulate
 from indexbench.sim.record_size import measure
 from indexbench.sim.time_model import byte_columns, count_columns, model_seconds
 from indexes import roles
+from reports.figures.rescale import RESCALE
 
 # what a probe reports per (index, setting, table_size); seconds are per upsert batch
 FIGURES = ("cost_s", "tag_s", "write_s", "services_s", "resizes", "files_read",
@@ -112,7 +114,8 @@ def figures_of(df: pd.DataFrame, probe_batches: int) -> dict[str, float]:
     load, table services of those batches spread over them, the table after the last."""
     later = df[df["batch"] >= 1]
     up = later[later["operation"] == "upsert"]
-    services = later[later["operation"] != "upsert"]
+    services = later[later["operation"] != "upsert"]  # resizes, splits, compactions
+    resizes = services[services["operation"] == RESCALE]
     col = lambda frame, c: frame[c] if c in frame.columns else pd.Series(dtype=float)  # noqa: E731
     tag, write = _median(col(up, "model_tag_s")), _median(col(up, "model_write_s"))
     svc = float(pd.to_numeric(col(services, "model_total_s"), errors="coerce").fillna(0).sum())
@@ -120,7 +123,7 @@ def figures_of(df: pd.DataFrame, probe_batches: int) -> dict[str, float]:
     work = {c: _median(col(up, c)) for c in count_columns()}
     work |= {f"model_{c}": _median(col(up, f"model_{c}")) for c in byte_columns()}
     return {"cost_s": tag + write + svc / probe_batches, "tag_s": tag, "write_s": write,
-            "services_s": svc / probe_batches, "resizes": len(services) / probe_batches,
+            "services_s": svc / probe_batches, "resizes": len(resizes) / probe_batches,
             "files_read": _median(col(up, "files_read")) + _median(col(up, "footers_read")),
             "false_positives": _median(col(up, "false_positives")),
             "bucket_skew": skew if np.isfinite(skew) else float("nan"),
@@ -178,7 +181,7 @@ def run_probes(req: AdviceRequest, jobs: int = 1) -> pd.DataFrame:
     """Every probe, in ``jobs`` processes; one row each."""
     todo = probes(req)
     if jobs > 1 and len(todo) > 1:
-        with ProcessPoolExecutor(jobs) as pool:
+        with ProcessPoolExecutor(jobs, mp_context=get_context("spawn")) as pool:
             rows = list(pool.map(run_probe, [req] * len(todo), todo))
     else:
         rows = [run_probe(req, p) for p in todo]
