@@ -398,6 +398,15 @@ class TableShape:
     partitions: int
     target_file_bytes: int
     scale: float = 1.0
+    # the size being simulated (described records): an index that grows its buckets
+    # starts a table loaded at this size with the layout it would have grown to, not
+    # with the count it starts from now (a table loaded at once would split for batches)
+    records_at: int = 0
+
+    @property
+    def grown_to(self) -> int:
+        """The records the simulated table stands for (``records_at``, else now)."""
+        return self.records_at or self.records_now
 
     @property
     def file_bytes(self) -> int:

@@ -189,3 +189,21 @@ def test_the_cli_prints_the_answer(tmp_path, capsys):
     assert "hoodie.index.type=BUCKET" in out and f"answer: {tmp_path / 'a'}" in out
     rc = main(["advise", "--indexes", "simple-bucket", "--out", str(tmp_path / "a")])
     assert rc == 2 and "not empty" in capsys.readouterr().err
+
+
+def test_a_tie_at_the_top_is_no_crossover_until_one_pulls_ahead():
+    sizes = [1_000, 10_000, 100_000]
+
+    def rows(name, costs):
+        return [{"index": name, "table_size": n, "cost_s": c, "tag_s": 0.0, "write_s": c,
+                 "services_s": 0.0, "files_read": 0, "resizes": 0.0}
+                for n, c in zip(sizes, costs, strict=True)]
+
+    # a and c tie at first; b passes both at 100,000 keys; a and c stay within 2%
+    best = pd.DataFrame(rows("a", [1.0, 2.0, 10.0]) + rows("c", [1.01, 2.02, 10.1])
+                        + rows("b", [1.5, 2.5, 5.0]))
+    (c,) = crossovers(best)
+    assert (c.before, c.after) == ("a, c", "b") and 10_000 < c.records < 100_000
+    assert c.why.startswith("a writes in 10 s a batch")
+    tied = pd.DataFrame(rows("a", [1.0, 2.0, 3.0]) + rows("b", [1.5, 2.5, 2.99]))
+    assert crossovers(tied) == []  # 2.99 against 3.0: a tie, not a change

@@ -68,21 +68,36 @@ def _why(winner: pd.Series, loser: pd.Series) -> str:
             f"{winner['index']}")
 
 
+def leaders(best: pd.DataFrame, size: int) -> pd.DataFrame:
+    """The indexes first at ``size``: the cheapest and those tied with it."""
+    at = best[best["table_size"] == size].sort_values("cost_s", kind="stable")
+    return at[at["cost_s"] <= at["cost_s"].iloc[0] * (1 + TIE)]
+
+
+def _names(group: list[str]) -> str:
+    return ", ".join(group[:3]) + (f" (and {len(group) - 3} tied)" if len(group) > 3 else
+                                   "")
+
+
 def crossovers(best: pd.DataFrame) -> list[Crossover]:
-    """Each size where the first place changes (beyond a tie), with its reason."""
+    """Each size where the first place changes: the cheapest index was not among the
+    first (the cheapest and its ties) at the size before, and every one of those now
+    costs more than a tie above it. With its reason."""
     sizes = sorted(best["table_size"].unique())
-    leader = [best[best["table_size"] == n].sort_values("cost_s").iloc[0] for n in sizes]
     out = []
-    for prev, cur, lo, hi in zip(leader, leader[1:], sizes, sizes[1:], strict=False):
-        if prev["index"] == cur["index"]:
+    for lo, hi in zip(sizes, sizes[1:], strict=False):
+        first, now = leaders(best, lo), leaders(best, hi)
+        cur = now.iloc[0]
+        if cur["index"] in set(first["index"]):
             continue
-        before = best[(best["index"] == prev["index"])]
-        at_hi = before[before["table_size"] == hi].iloc[0]
-        if at_hi["cost_s"] <= cur["cost_s"] * (1 + TIE):
-            continue  # a tie, not a change of order
-        n = _crossing(before, best[best["index"] == cur["index"]], lo, hi)
-        out.append(Crossover(str(prev["index"]), str(cur["index"]), int(n),
-                             _why(cur, at_hi)))
+        at_hi = best[(best["table_size"] == hi) & best["index"].isin(first["index"])]
+        if (at_hi["cost_s"] <= cur["cost_s"] * (1 + TIE)).any():
+            continue  # one of the first is still tied with it: no change of order
+        prev = at_hi.sort_values("cost_s", kind="stable").iloc[0]
+        n = _crossing(best[best["index"] == prev["index"]],
+                      best[best["index"] == cur["index"]], lo, hi)
+        out.append(Crossover(_names([str(i) for i in first["index"]]), str(cur["index"]),
+                             int(n), _why(cur, prev)))
     return out
 
 

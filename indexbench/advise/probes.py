@@ -54,16 +54,19 @@ class Probe:
         return self.scale == 1.0
 
 
-def table_shape(req: AdviceRequest, scale: float = 1.0) -> roles.TableShape:
+def table_shape(req: AdviceRequest, scale: float = 1.0, records_at: int = 0
+                ) -> roles.TableShape:
     return roles.TableShape(
         records_now=req.workload.initial_records, records_at_horizon=req.records_at_horizon,
         record_bytes=measure(req.workload).base_record,
         partitions=req.workload.partitions, target_file_bytes=req.target_file_bytes,
-        scale=scale)
+        scale=scale, records_at=records_at)
 
 
-def _candidates(req: AdviceRequest, name: str, scale: float) -> tuple[roles.Candidate, ...]:
-    return roles.advice_candidates(indexes.index_class(name), table_shape(req, scale))
+def _candidates(req: AdviceRequest, name: str, scale: float, records_at: int
+                ) -> tuple[roles.Candidate, ...]:
+    return roles.advice_candidates(indexes.index_class(name),
+                                   table_shape(req, scale, records_at))
 
 
 def similar_sizes(req: AdviceRequest, n: int) -> tuple[int, int]:
@@ -90,12 +93,12 @@ def probes(req: AdviceRequest) -> list[Probe]:
     for name in req.names:
         for n in req.exact_sizes():
             out += [Probe(name, c.label, dict(c.params), n)
-                    for c in _candidates(req, name, 1.0)]
+                    for c in _candidates(req, name, 1.0, n)]
         checks = [(top, check_sizes(req, top))] if len(req.exact_sizes()) > 1 else []
         for n, sims in [*((n, similar_sizes(req, n)) for n in far), *checks]:
             for m in sims:
                 out += [Probe(name, c.label, dict(c.params), n, m / n)
-                        for c in _candidates(req, name, m / n)]
+                        for c in _candidates(req, name, m / n, n)]
     return out
 
 

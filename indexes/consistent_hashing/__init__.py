@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from indexes.base import BUCKET_COUNT_TOTAL, Metric, Param, RecordIndex, TableService, bucket_fill
-from indexes.bucket.advice import bucket_count_candidates
+from indexes.bucket.advice import buckets
 from indexes.bucket.rescale_rows import RESCALE_METRICS
 from indexes.consistent_hashing.plan import plan_resize
 from indexes.consistent_hashing.ring import Ring, committed_rings, locate
@@ -82,8 +82,12 @@ class ConsistentHashingIndex(AdvisedSettings, TableFigures, Bucketed, TableServi
 
     @classmethod
     def advice_candidates(cls, shape: TableShape) -> tuple[Candidate, ...]:
-        """Buckets sized for now; splits at Hudi's file size."""
-        return bucket_count_candidates(shape, max_file_size=shape.file_bytes)[:1]
+        """Buckets sized for now, split at Hudi's file size: at a larger size the table
+        starts with the buckets it would have split into by then."""
+        now = shape.buckets_for(shape.records_now)
+        return (Candidate(f"{buckets(now)} now, split by size",
+                          {"num_buckets": shape.buckets_for(shape.grown_to),
+                           "max_file_size": shape.file_bytes}),)
 
 
     # the rescale figure: what a pending resize's dual writes cost

@@ -65,10 +65,12 @@ class ExtendibleHashIndex(AdvisedSettings, TableServices, BucketIndex):
 
     @classmethod
     def advice_candidates(cls, shape: TableShape) -> tuple[Candidate, ...]:
-        """A power of two of buckets sized for now, split at Hudi's file size."""
+        """A power of two of buckets sized for now, split at Hudi's file size: at a larger
+        size the table starts with the buckets it would have split into by then."""
         n = power_of_two_at_least(shape.buckets_for(shape.records_now))
-        return (Candidate(f"{buckets(n)}, split by size",
-                          {"num_buckets": n, "capacity_mode": "bytes",
+        grown = power_of_two_at_least(shape.buckets_for(shape.grown_to))
+        return (Candidate(f"{buckets(n)} now, split by size",
+                          {"num_buckets": grown, "capacity_mode": "bytes",
                            "max_file_bytes": shape.file_bytes}),)
 
 

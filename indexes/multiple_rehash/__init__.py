@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from indexes.base import BUCKET_COUNT_TOTAL, Param, ServiceOption, TableService
-from indexes.bucket.advice import bucket_count_candidates
+from indexes.bucket.advice import buckets
 from indexes.bucket.files import partition_bucket_fill
 from indexes.bucket.index import BucketIndex
 from indexes.bucket.rescale_rows import RESCALE_METRICS
@@ -42,9 +42,12 @@ class MultipleRehashIndex(AdvisedSettings, TableServices, BucketIndex):
 
     @classmethod
     def advice_candidates(cls, shape: TableShape) -> tuple[Candidate, ...]:
-        """Buckets sized for now, rescaled when a bucket passes Hudi's file size."""
-        return bucket_count_candidates(
-            shape, rescale_max_bucket_bytes=shape.file_bytes)[:1]
+        """Buckets sized for now, rescaled when a bucket passes Hudi's file size: at a
+        larger size the table starts with the buckets it would have been rescaled to."""
+        now = shape.buckets_for(shape.records_now)
+        return (Candidate(f"{buckets(now)} now, rescaled by size",
+                          {"num_buckets": shape.buckets_for(shape.grown_to),
+                           "rescale_max_bucket_bytes": shape.file_bytes}),)
 
 
     name = "multiple-rehash"
