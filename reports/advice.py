@@ -159,7 +159,10 @@ def advice_text(a: Answer) -> str:
     lines += _wrap("Seconds per upsert batch (tag + write + table services; modelled by "
                    f"the {a.storage} cost profile), each index at its best setting; "
                    "horizon: every batch until the horizon, summed.")
-    lines += cost_table(a) + _wrap(_extrapolation_note(a), "  ") + [""]
+    lines += cost_table(a) + _wrap(_extrapolation_note(a), "  ")
+    for note in a.notes:
+        lines += _wrap(note, "  ")
+    lines.append("")
     last = a.best["table_size"].max()
     lines += _wrap(f"At the horizon ({last:,} keys), counted: files read to tag a batch, "
                    "fullest bucket over the mean, index bytes in memory and on disk.")

@@ -207,3 +207,15 @@ def test_a_tie_at_the_top_is_no_crossover_until_one_pulls_ahead():
     assert c.why.startswith("a writes in 10 s a batch")
     tied = pd.DataFrame(rows("a", [1.0, 2.0, 3.0]) + rows("b", [1.5, 2.5, 2.99]))
     assert crossovers(tied) == []  # 2.99 against 3.0: a tie, not a change
+
+
+def test_the_answer_says_what_it_cannot_vouch_for():
+    from indexbench.advise.answer import caveats
+
+    assert caveats(_request()) == []  # uniform updates, constant growth
+    skewed = caveats(_request(workload="zipf-skewed"))
+    assert len(skewed) == 1 and "scrambled_zipfian keys" in skewed[0]
+    assert "upper bounds" in skewed[0]
+    assert caveats(_request(workload="zipf-skewed", exact_limit=100_000)) == []  # all exact
+    growing = caveats(_request(workload="growing"))
+    assert any("accelerating growth is not followed" in c for c in growing)

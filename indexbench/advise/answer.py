@@ -151,7 +151,25 @@ def answer(req: AdviceRequest, points: pd.DataFrame, errors: pd.DataFrame) -> An
     return Answer(request=describe(req), points=points, best=best, chosen=chosen,
                   crossovers=crossovers(best), recommendation=recommendation(req, chosen),
                   errors=errors, storage=req.storage, exact_limit=req.exact_limit,
-                  tie=TIE)
+                  tie=TIE, notes=caveats(req))
+
+
+def caveats(req: AdviceRequest) -> list[str]:
+    """What the answer cannot vouch for, said with it."""
+    w = req.workload
+    out = []
+    far = any(not exact for _n, exact in req.answer_sizes())
+    if far and w.distribution != "uniform" and w.update_fraction > 0:
+        out.append(
+            f"The updates hit {w.distribution} keys: above the exact limit a similar table's "
+            "smaller files spread a batch's hot keys over more files than the described "
+            "table's would, so the seconds written there are upper bounds (the check at the "
+            "limit spans too small a ratio of sizes to show it).")
+    if w.growth != "constant":
+        out.append(f"The workload's {w.growth} growth is not followed along the horizon: the "
+                   f"table grows by {req.inserts_per_batch:,.0f} new keys a batch "
+                   "(the batch less its update fraction).")
+    return out
 
 
 def describe(req: AdviceRequest) -> dict:
