@@ -19,6 +19,7 @@ def test_notebook_runs_and_keeps_the_report_it_printed(tmp_path, monkeypatch):
     monkeypatch.setenv("INDEXBENCH_NB_SIZES", "1000,1,300")
     monkeypatch.setenv("INDEXBENCH_NB_INDEXES", "bloom,simple-bucket")
     monkeypatch.setenv("INDEXBENCH_NB_MASTER", "local[2]")
+    monkeypatch.setenv("INDEXBENCH_NB_ADVISE_DAYS", "5")
     monkeypatch.delenv("INDEXBENCH_NB_OUT", raising=False)
     temp = tmp_path / "tmp"
     temp.mkdir()
@@ -36,3 +37,5 @@ def test_notebook_runs_and_keeps_the_report_it_printed(tmp_path, monkeypatch):
     images = sum(1 for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
                  if "image/png" in o.get("data", {}))
     assert images >= 5  # fp rate, files read, latency, bucket sizes, index bytes
+    assert "Recommended: " in text and "Which index for a `uniform` table" in text
+    assert (run / "advise" / "index.html").is_file()  # api.advise's page beside the run
