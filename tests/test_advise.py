@@ -219,3 +219,13 @@ def test_the_answer_says_what_it_cannot_vouch_for():
     assert caveats(_request(workload="zipf-skewed", exact_limit=100_000)) == []  # all exact
     growing = caveats(_request(workload="growing"))
     assert any("accelerating growth is not followed" in c for c in growing)
+
+
+def test_a_similar_table_is_never_larger_than_the_one_it_stands_for():
+    from indexbench.advise.probes import probes, similar_sizes
+
+    req = _request(exact_limit=1_000, batch_size=400)  # four batches: 1,600 keys
+    assert similar_sizes(req, 1_200) == (1_200, 600)
+    assert similar_sizes(req, 50_000) == (1_600, 800)
+    for p in probes(req):
+        assert p.scale <= 1.0 and (p.exact or p.table_size > 1_000 or p.scale < 1)

@@ -48,10 +48,7 @@ class Probe:
     params: dict[str, Any]
     table_size: int
     scale: float = 1.0
-
-    @property
-    def exact(self) -> bool:
-        return self.scale == 1.0
+    exact: bool = True  # False: a similar table standing for ``table_size``
 
 
 def table_shape(req: AdviceRequest, scale: float = 1.0, records_at: int = 0
@@ -71,9 +68,9 @@ def _candidates(req: AdviceRequest, name: str, scale: float, records_at: int
 
 def similar_sizes(req: AdviceRequest, n: int) -> tuple[int, int]:
     """The two similar tables a size ``n`` above the exact limit is seen through: the
-    limit and half of it, each at least four batches large."""
-    big = max(req.exact_limit, 4 * req.workload.batch_size)
-    return big, big // 2
+    limit and half of it, the larger at least four batches (and at most ``n``)."""
+    big = min(max(req.exact_limit, 4 * req.workload.batch_size), n)
+    return big, max(big // 2, 1)
 
 
 def check_sizes(req: AdviceRequest, top: int) -> tuple[int, int]:
@@ -97,7 +94,7 @@ def probes(req: AdviceRequest) -> list[Probe]:
         checks = [(top, check_sizes(req, top))] if len(req.exact_sizes()) > 1 else []
         for n, sims in [*((n, similar_sizes(req, n)) for n in far), *checks]:
             for m in sims:
-                out += [Probe(name, c.label, dict(c.params), n, m / n)
+                out += [Probe(name, c.label, dict(c.params), n, m / n, exact=False)
                         for c in _candidates(req, name, m / n, n)]
     return out
 
