@@ -66,6 +66,17 @@ def declared_figures() -> list[IndexFigure]:
     return list(out.values())
 
 
+def declared_panels(role: type, member: str) -> list[tuple]:
+    """What the registered indexes playing ``role`` declare as ``member`` (tuples whose
+    first item is a column: a report panel's), in registry order, each column once."""
+    out: dict[str, tuple] = {}
+    for n in _REGISTRY:
+        cls = index_class(n)
+        for t in (getattr(cls, member) if plays(cls, role) else ()):
+            out.setdefault(t[0], t)
+    return list(out.values())
+
+
 def measured_columns() -> set[str]:
     """Declared columns of measured bytes and seconds (``model_<name>`` in sim rows)."""
     return {c for n in _REGISTRY for c in index_class(n).measured_columns()}

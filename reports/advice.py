@@ -17,6 +17,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from reports import style
+from reports.units import human_bytes
 
 WIDTH = 80
 
@@ -76,12 +77,8 @@ def duration(s: float) -> str:
 
 
 def bytes_(v: float) -> str:
-    if not math.isfinite(v) or v <= 0:
-        return "—"
-    for div, unit in ((2**30, "GiB"), (2**20, "MiB"), (2**10, "KiB")):
-        if v >= div:
-            return f"{v / div:.3g} {unit}"
-    return f"{v:.0f} B"
+    """Index bytes in a 9-column cell: three significant digits, "—" for none."""
+    return human_bytes(v, ".3g") if math.isfinite(v) and v > 0 else "—"
 
 
 def _wrap(text: str, indent: str = "", then: str | None = None) -> list[str]:

@@ -20,9 +20,9 @@ from typing import Any
 import pandas as pd
 
 from reports.data import is_sim
+from reports.units import human_bytes
 from tableformat.write_config import MAX_FILE_SIZE
 
-MIB = 1024 * 1024
 # fullest bucket over the mean at or below which a run's buckets are evenly filled
 EVEN_BUCKETS = 1.2
 SKEWED_PRESETS = "`--workload zipf-skewed`, `partition-skewed`, `growing` or `growth-with-resize`"
@@ -84,12 +84,6 @@ def _fmt_s(v: float) -> str:
 
 def _fmt_n(v: float) -> str:
     return f"{v:,.0f}"
-
-
-def _fmt_bytes(v: float) -> str:
-    if v >= MIB:
-        return f"{v / MIB:,.1f} MiB"
-    return f"{v / 1024:,.1f} KiB" if v >= 1024 else f"{v:,.0f} B"
 
 
 def _names(series: list[str]) -> str:
@@ -168,7 +162,7 @@ def _index_bytes(df: pd.DataFrame) -> list[str]:
         if last:
             order = sorted(last, key=lambda s: -last[s])
             out.append(f"Index {what} after the last batch: "
-                       + "; ".join(f"{s} {_fmt_bytes(last[s])}" for s in order) + ".")
+                       + "; ".join(f"{s} {human_bytes(last[s])}" for s in order) + ".")
     return out
 
 
@@ -198,8 +192,8 @@ def _settings(df: pd.DataFrame, runs: Mapping[str, Mapping[str, Any]]) -> list[s
             sizes[str(s)] = b / n
     if sizes and max(sizes.values()) < MAX_FILE_SIZE / 8:
         lo, hi = min(sizes.values()), max(sizes.values())
-        out.append(f"Files written average {_fmt_bytes(lo)} to {_fmt_bytes(hi)}, far below "
-                   f"Hudi's {_fmt_bytes(MAX_FILE_SIZE)} target (hoodie.parquet.max.file."
+        out.append(f"Files written average {human_bytes(lo)} to {human_bytes(hi)}, far below "
+                   f"Hudi's {human_bytes(MAX_FILE_SIZE)} target (hoodie.parquet.max.file."
                    "size): costs per file (footers, filter probes, files read) weigh more "
                    "here than on a table at Hudi's sizing.")
     return out

@@ -15,7 +15,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
 import indexes
-from indexes.roles import StreamPanels, plays
+from indexes.roles import StreamPanels
 from reports import style
 from reports.figures import is_mor_series
 
@@ -25,25 +25,14 @@ CACHE_COLUMNS = (("index_mem_bytes", "index memory", "-"),)
 _ARROWS = {"v": "▼", "^": "▲"}
 
 
-def _declared(member: str) -> list[tuple[str, str, str]]:
-    """What the registered indexes playing StreamPanels declare as ``member``, in
-    registry order, each column once."""
-    out: list[tuple[str, str, str]] = []
-    for name in indexes.names():
-        cls = indexes.index_class(name)
-        if plays(cls, StreamPanels):
-            out += [t for t in getattr(cls, member) if t[0] not in {o[0] for o in out}]
-    return out
-
-
 def cache_columns() -> list[tuple[str, str, str]]:
     """Cache bytes drawn when present: the contract's, then the indexes' own."""
-    return [*CACHE_COLUMNS, *_declared("STREAM_CACHE")]
+    return [*CACHE_COLUMNS, *indexes.declared_panels(StreamPanels, "STREAM_CACHE")]
 
 
 def event_columns() -> list[tuple[str, str, str]]:
     """Events marked when present and > 0: (column, label, marker), as indexes declare."""
-    return _declared("STREAM_EVENTS")
+    return indexes.declared_panels(StreamPanels, "STREAM_EVENTS")
 
 
 def _markers_title(events: list[tuple[str, str, str]]) -> str:

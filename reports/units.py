@@ -41,3 +41,12 @@ def unit_of(column: str) -> str:
 def with_unit(column: str) -> str:
     """``column (unit)``: a table row's label."""
     return f"{column} ({unit_of(column)})"
+
+
+def human_bytes(v: float, spec: str = ",.1f") -> str:
+    """Bytes in the largest binary unit they fill (``14.7 KiB``, ``1.39 GiB`` with
+    ``spec=".3g"``); below a KiB, whole bytes."""
+    for div, unit in ((2**30, "GiB"), (2**20, "MiB"), (2**10, "KiB")):
+        if v >= div:
+            return f"{v / div:{spec}} {unit}"
+    return f"{v:,.0f} B"

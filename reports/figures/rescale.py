@@ -11,7 +11,7 @@ from matplotlib.patches import Patch
 from matplotlib.ticker import MaxNLocator
 
 import indexes
-from indexes.roles import RescalePanels, plays, services
+from indexes.roles import RescalePanels, services
 from reports import style
 from reports.figures.common import (
     MIB,
@@ -52,12 +52,9 @@ def rescale_modes() -> list[str]:
 def rescale_panels() -> list[tuple[str, str, float]]:
     """The rescale figure's panels: :data:`RESCALE_METRICS`, then the cost columns the
     registered indexes declare for their rescale rows (:class:`RescalePanels`)."""
-    panels = list(RESCALE_METRICS)
-    for name in indexes.names():
-        cls = indexes.index_class(name)
-        if plays(cls, RescalePanels):
-            panels += [p for p in cls.RESCALE_PANELS if p[0] not in {q[0] for q in panels}]
-    return panels
+    own = {c for c, *_ in RESCALE_METRICS}
+    return [*RESCALE_METRICS, *(p for p in indexes.declared_panels(RescalePanels, "RESCALE_PANELS")
+                                if p[0] not in own)]
 
 
 def mode_hatch(mode: str, modes: list[str]) -> str | None:
