@@ -20,6 +20,7 @@ from typing import Any
 import pandas as pd
 
 from reports.data import is_sim
+from reports.figures.common import _num
 from reports.units import human_bytes
 from tableformat.write_config import MAX_FILE_SIZE
 
@@ -52,12 +53,6 @@ def _later_upserts(df: pd.DataFrame) -> pd.DataFrame:
     up = df[df["operation"].astype(str) == "upsert"] if "operation" in df.columns else df
     later = up[up["batch"] >= 1] if (up["batch"] >= 1).any() else up
     return later
-
-
-def _num(g: pd.DataFrame, col: str) -> pd.Series:
-    if col not in g.columns:
-        return pd.Series(float("nan"), index=g.index)
-    return pd.to_numeric(g[col], errors="coerce")
 
 
 def _median(g: pd.DataFrame, cols: tuple[str, ...]) -> float:
