@@ -456,12 +456,18 @@ def advise(workload: str | workloads.Workload = "uniform", *,
            horizon_days: float = 365.0, table_type: str = "cow", storage: str = "local",
            indexes: Sequence[str] | None = None, exact_limit: int = 1_000_000,
            points: int = 6, probe_batches: int = 2, parallelism: int = 2, jobs: int = 1,
-           out: str | None = None, **shape: Any):
+           out: str | None = None, check: bool = False, check_batches: int = 3,
+           check_peers: Sequence[str] = (), master: str | None = None,
+           notify: Callable[[str], None] | None = None, **shape: Any):
     """``indexbench advise``: which index for a table shaped like ``workload`` (its
     fields in ``shape`` override it: ``update_fraction``, ``key_format``, ...), with
     ``initial_records`` now, growing by a batch's new keys ``batches_per_day`` times a
     day for ``horizon_days``. Returns the answer (:class:`reports.advice.Answer`) and
-    the path of its page."""
+    the path of its page. ``check``: also run the indexes at the chosen settings on
+    real Spark at the size now (``check_batches`` batches, ``check_peers``: ``("hudi",)``
+    for Hudi's own writer beside them) and hold the ranking against the measured one
+    (``answer.check``)."""
+    from indexbench.advise.check import CheckRequest
     from indexbench.advise.request import AdviceRequest
     from indexbench.advise.run import advise as run_advice
 
@@ -474,7 +480,17 @@ def advise(workload: str | workloads.Workload = "uniform", *,
                         table_type=table_type, storage=storage, indexes=tuple(indexes or ()),
                         exact_limit=exact_limit, points=points, probe_batches=probe_batches,
                         parallelism=parallelism)
-    return run_advice(req, out=out, jobs=jobs)
+    creq = CheckRequest(batches=check_batches, peers=tuple(check_peers), master=master)
+    if check:
+        peerlib.check(list(creq.peers))
+
+    def measure(names: list[str], wl: workloads.Workload, params: dict[str, dict],
+                where: str) -> pd.DataFrame:
+        return compare(names, wl, params=params, out=where, master=master,
+                       peers=creq.peers, notify=notify, query_phase=True)
+
+    return run_advice(req, out=out, jobs=jobs, check=creq if check else None,
+                      measure=measure)
 
 
 def _modelled_record_bytes(run_dir: str) -> tuple[float, float] | None:

@@ -354,13 +354,19 @@ def cmd_advise(args: argparse.Namespace) -> int:
                                            "partitions", "partition_skew")
              if getattr(args, k) is not None}
     names = [n.strip() for n in args.indexes.split(",")] if args.indexes else None
+    check_peers = [n.strip() for n in args.check_peers.split(",") if n.strip()]
+    if (check_peers or args.master) and not args.check:
+        from tableformat.errors import IndexBenchError
+
+        raise IndexBenchError("--check-peers and --master apply to the check: add --check")
     answer, page = api.advise(
         args.workload, initial_records=args.initial_records, batch_size=args.batch_size,
         seed=args.seed, batches_per_day=args.batches_per_day,
         horizon_days=args.horizon_days, table_type=args.table_type, storage=args.storage,
         indexes=names, exact_limit=args.exact_limit, points=args.points,
         probe_batches=args.probe_batches, parallelism=args.parallelism, jobs=args.jobs,
-        out=args.out, **shape)
+        out=args.out, check=args.check, check_batches=args.check_batches,
+        check_peers=check_peers, master=args.master, notify=console.print, **shape)
     print(advice_text(answer), end="")
     print(f"answer: {page} (took {answer.request['advise_s']:.0f} s)")
     return 0

@@ -244,6 +244,17 @@ def _parser_advise(sub) -> argparse.ArgumentParser:
     p.add_argument("--jobs", type=int, default=1,
                    help="simulations at once, one process each (default 1)")
     p.add_argument("--out", help="answer directory (default out/advise-<run id>)")
+    p.add_argument("--check", action="store_true",
+                   help="also run the indexes at the chosen settings on real Spark at the "
+                        "table's size now and hold the ranking against the measured one "
+                        "(OUT/check)")
+    p.add_argument("--check-batches", type=int, default=3,
+                   help="upsert batches the check runs after the load (default 3; their "
+                        "spread is the measured noise)")
+    p.add_argument("--check-peers", default="",
+                   help="'hudi': Apache Hudi's own writer beside each index Hudi has, in the "
+                        "check (its ranking, and its counters against ours)")
+    p.add_argument("--master", help="Spark master URL of the check (default local[*])")
     return p
 
 

@@ -45,6 +45,34 @@ class Recommendation:
 
 
 @dataclass
+class CheckResult:
+    """The advice held against real runs at the table's size now (``advise --check``):
+    per index the modelled and measured seconds per batch (and Hudi's writer's), the
+    pairs of our indexes and of Hudi's writer as each side orders them, and Hudi's
+    writer's counters against ours (``reports.fidelity``'s checks)."""
+
+    size: int
+    batches: int
+    table: pd.DataFrame  # per index: modelled_s, measured_s, measured_min_s/max_s, hudi_…
+    ours: pd.DataFrame  # pair, modelled_first, measured_first, verdict
+    hudi: pd.DataFrame  # the same for Hudi's writer (empty without it)
+    run_dir: str
+    tie: float
+    fidelity: pd.DataFrame | None = None
+    # per index, the read side counted on the check's tables (lookups, the self-join)
+    reads: pd.DataFrame = field(default_factory=pd.DataFrame)
+
+    @property
+    def conflicts(self) -> int:
+        return int((self.ours["verdict"] == "conflict").sum()
+                   + (self.hudi["verdict"] == "conflict").sum())
+
+    @property
+    def agrees(self) -> bool:
+        return self.conflicts == 0
+
+
+@dataclass
 class Answer:
     request: dict[str, Any]
     points: pd.DataFrame  # every (index, setting, table_size)
@@ -57,6 +85,7 @@ class Answer:
     exact_limit: int = 0
     tie: float = 0.02
     notes: list[str] = field(default_factory=list)
+    check: CheckResult | None = None
 
 
 def short(n: float) -> str:
@@ -153,7 +182,7 @@ def horizon_table(a: Answer) -> list[str]:
 def advice_text(a: Answer) -> str:
     """The answer in 80 columns."""
     lines = _heading(a) + [""]
-    lines += _wrap("Seconds per upsert batch (tag + write + table services; modelled by "
+    lines += _wrap("Seconds per upsert batch (tag + write + commit + table services; modelled by "
                    f"the {a.storage} cost profile), each index at its best setting; "
                    "horizon: every batch until the horizon, summed.")
     lines += cost_table(a) + _wrap(_extrapolation_note(a), "  ")
@@ -179,7 +208,72 @@ def advice_text(a: Answer) -> str:
         lines += _wrap(f"Tied with it within {a.tie:.0%} over the horizon: {', '.join(tied)}: "
                        "here the upsert cost does not choose between them; their reads, "
                        "skew and bytes above, and what each gives up, do.")
+    if a.check is not None:
+        lines += [""] + check_lines(a.check)
     return "\n".join(lines) + "\n"
+
+
+def _verdicts(p: pd.DataFrame) -> str:
+    n = p["verdict"].value_counts()
+    return (f"{n.get('agree', 0)} agree, {n.get('conflict', 0)} conflict, "
+            f"{n.get('tied', 0)} tied")
+
+
+def check_lines(c: CheckResult) -> list[str]:
+    """The check in 80 columns: per index modelled and measured seconds, the verdict of
+    the pairs, each conflict, and Hudi's writer against our counters."""
+    lines = _wrap(f"Checked on real Spark at {c.size:,} records, {c.batches} upsert batches "
+                  f"after the load ({c.run_dir}): seconds per batch, modelled (this "
+                  "answer's cost profile) and measured (median, fastest-slowest batch).")
+    hudi = "hudi_measured_s" in c.table and c.table["hudi_measured_s"].notna().any()
+    lines.append(f"{'index':<19}{'modelled':>9}{'measured':>10}{'min-max':>15}"
+                 + (f"{'Hudi writer':>13}" if hudi else ""))
+    for name, r in c.table.iterrows():
+        span = f"{r['measured_min_s']:.3g}-{r['measured_max_s']:.3g}"
+        h = (f"{r['hudi_measured_s']:>13.3g}" if pd.notna(r["hudi_measured_s"]) else
+             f"{'—':>13}") if hudi else ""
+        lines.append(f"{str(name):<19}{r['modelled_s']:>9.3g}{r['measured_s']:>10.3g}"
+                     f"{span:>15}{h}")
+    lines += _wrap(f"Pairs of indexes: {_verdicts(c.ours)} (a pair is ordered by the model "
+                   f"when more than {c.tie:.0%} apart, by the measurement when every batch of "
+                   "one is faster than every batch of the other; tied on either side: "
+                   "neither ranking orders it)." + (
+                       f" Hudi's writer, its indexes: {_verdicts(c.hudi)}." if len(c.hudi)
+                       else ""))
+    for who, p in (("ours", c.ours), ("Hudi's writer", c.hudi)):
+        for r in p[p["verdict"] == "conflict"].itertuples(index=False):
+            lines += _wrap(f"conflict ({who}): modelled {r.a} {r.modelled_a_s:.3g} s, {r.b} "
+                           f"{r.modelled_b_s:.3g} s; measured {r.measured_a_s:.3g} s, "
+                           f"{r.measured_b_s:.3g} s.", "  - ", "    ")
+    lines += read_lines(c.reads.reindex([i for i in c.table.index if i in c.reads.index]))
+    f = c.fidelity
+    if f is not None and len(f):
+        n = f["status"].value_counts()
+        lines += _wrap(f"Hudi's writer against our counters on these batches: {len(f)} "
+                       f"checks, {n.get('pass', 0)} pass, {n.get('explained', 0)} explained, "
+                       f"{n.get('fail', 0)} fail (fidelity.md beside the check's metrics).")
+        for r in f[f["status"] == "fail"].head(5).itertuples(index=False):
+            lines += _wrap(f"{r.index} ({r.table_type}) batch {r.batch} {r.check}: ours "
+                           f"{r.ours}, Hudi's {r.hudi}", "  - ", "    ")
+    return lines
+
+
+def read_lines(reads: pd.DataFrame) -> list[str]:
+    """The read side the check counted, one line per index."""
+    if not len(reads) or "lookup_files_per_key" not in reads:
+        return []
+    lines = _wrap("Read side on the same tables, counted: files a point lookup reads per "
+                  "key (median latency of a key batch), and the self-join on the key at "
+                  "the plan that shuffles least.")
+    lines.append(f"{'index':<19}{'files/key':>10}{'lookup p50':>11}{'join shuffle':>14}"
+                 f"  plan")
+    for name, r in reads.iterrows():
+        shuffle = r.get("join_shuffle_bytes", float("nan"))
+        lines.append(f"{str(name):<19}{r['lookup_files_per_key']:>10.3g}"
+                     f"{duration(r['lookup_p50_s']):>11}"
+                     f"{human_bytes(shuffle) if pd.notna(shuffle) else '—':>14}"
+                     f"  {r.get('join_plan', '—')}")
+    return lines
 
 
 def recommendation_lines(r: Recommendation) -> list[str]:

@@ -79,7 +79,8 @@ def test_a_probe_is_the_simulator_run_of_that_setting():
                   parallelism=2)
     up = df[(df["operation"] == "upsert") & (df["batch"] == 1)].iloc[0]
     assert got["tag_s"] == up["model_tag_s"] and got["write_s"] == up["model_write_s"]
-    assert got["cost_s"] == up["model_tag_s"] + up["model_write_s"]
+    assert got["commit_s"] == up["model_commit_s"]
+    assert got["cost_s"] == up["model_tag_s"] + up["model_write_s"] + up["model_commit_s"]
     assert got["files_in_table"] == up["files_in_table"]
 
 
@@ -104,7 +105,8 @@ def test_figures_are_carried_by_the_power_they_grow_by():
     want = model_seconds({"records": 100, "keys_hashed": 100, "files_written": 4,
                           "files_read": 2, "model_bytes_written": 2e8,
                           "operation": "upsert"}, prof, cores=2)
-    assert out["cost_s"] == pytest.approx(want["model_tag_s"] + want["model_write_s"])
+    assert out["cost_s"] == pytest.approx(want["model_tag_s"] + want["model_write_s"]
+                                          + want["model_commit_s"])
     assert out["table_size"] == 100_000
 
 
@@ -129,6 +131,11 @@ def test_crossovers_say_where_the_first_place_changes_and_why():
     assert "a tags in 8 s a batch, reading 100 files, against 1 s for b" == c.why
     chosen = chosen_settings(best.assign(setting="s"), 100)
     assert list(chosen["index"]) == ["b", "a"] or list(chosen["index"]) == ["a", "b"]
+    # an index updated at commit (an RLI's files, a key-value store's puts): that phase
+    rli = best.assign(commit_s=np.where(best["index"] == "a", best["cost_s"], 0.0),
+                      tag_s=np.where(best["index"] == "a", 0.0, best["tag_s"]))
+    (c,) = crossovers(rli)
+    assert c.why == "a updates its index at commit in 8 s a batch against 0 s for b"
 
 
 def test_every_index_proposes_settings_it_accepts():

@@ -54,12 +54,16 @@ def _why(winner: pd.Series, loser: pd.Series) -> str:
     """One line: the phase whose seconds part the two at the size after the crossing."""
     parts = {"tag": (winner["tag_s"], loser["tag_s"]),
              "write": (winner["write_s"], loser["write_s"]),
+             "commit": (winner.get("commit_s", 0.0), loser.get("commit_s", 0.0)),
              "services": (winner["services_s"], loser["services_s"])}
     phase = max(parts, key=lambda k: abs(parts[k][1] - parts[k][0]))
     w, lo = parts[phase]
     if phase == "tag":
         return (f"{loser['index']} tags in {lo:.3g} s a batch, reading "
                 f"{loser['files_read']:,.0f} files, against {w:.3g} s for {winner['index']}")
+    if phase == "commit":
+        return (f"{loser['index']} updates its index at commit in {lo:.3g} s a batch against "
+                f"{w:.3g} s for {winner['index']}")
     if phase == "write":
         return (f"{loser['index']} writes in {lo:.3g} s a batch (its files are larger or "
                 f"more of them are rewritten) against {w:.3g} s for {winner['index']}")

@@ -33,7 +33,7 @@ from indexes import roles
 from reports.figures.rescale import RESCALE
 
 # what a probe reports per (index, setting, table_size); seconds are per upsert batch
-FIGURES = ("cost_s", "tag_s", "write_s", "services_s", "resizes", "files_read",
+FIGURES = ("cost_s", "tag_s", "write_s", "commit_s", "services_s", "resizes", "files_read",
            "false_positives", "bucket_skew", "index_mem_bytes", "index_disk_bytes",
            "files_in_table")
 
@@ -118,11 +118,13 @@ def figures_of(df: pd.DataFrame, probe_batches: int) -> dict[str, float]:
     resizes = services[services["operation"] == RESCALE]
     col = lambda frame, c: frame[c] if c in frame.columns else pd.Series(dtype=float)  # noqa: E731
     tag, write = _median(col(up, "model_tag_s")), _median(col(up, "model_write_s"))
+    commit = _median(col(up, "model_commit_s"))  # an index updated at commit (RLI, puts)
     svc = float(pd.to_numeric(col(services, "model_total_s"), errors="coerce").fillna(0).sum())
     skew = _last(up, "bucket_records_max") / _last(up, "bucket_records_mean")
     work = {c: _median(col(up, c)) for c in count_columns()}
     work |= {f"model_{c}": _median(col(up, f"model_{c}")) for c in byte_columns()}
-    return {"cost_s": tag + write + svc / probe_batches, "tag_s": tag, "write_s": write,
+    return {"cost_s": tag + write + commit + svc / probe_batches, "tag_s": tag,
+            "write_s": write, "commit_s": commit,
             "services_s": svc / probe_batches, "resizes": len(resizes) / probe_batches,
             "files_read": _median(col(up, "files_read")) + _median(col(up, "footers_read")),
             "false_positives": _median(col(up, "false_positives")),
@@ -160,8 +162,9 @@ def carried_to(big: dict[str, Any], small: dict[str, Any], n: int, profile, core
     seconds = model_seconds({**{c: at[c] for c in work}, "operation": "upsert"}, profile,
                             cores=cores)
     tag, write = seconds["model_tag_s"], seconds["model_write_s"]
-    return {**big, **at, "table_size": n, "tag_s": tag, "write_s": write,
-            "cost_s": tag + write + at["services_s"]}
+    commit = seconds["model_commit_s"]
+    return {**big, **at, "table_size": n, "tag_s": tag, "write_s": write, "commit_s": commit,
+            "cost_s": tag + write + commit + at["services_s"]}
 
 
 def run_probe(req: AdviceRequest, p: Probe) -> dict[str, Any]:
@@ -177,9 +180,10 @@ def run_probe(req: AdviceRequest, p: Probe) -> dict[str, Any]:
             **figures_of(df, req.probe_batches)}
 
 
-def run_probes(req: AdviceRequest, jobs: int = 1) -> pd.DataFrame:
-    """Every probe, in ``jobs`` processes; one row each."""
-    todo = probes(req)
+def run_probes(req: AdviceRequest, jobs: int = 1, todo: list[Probe] | None = None
+               ) -> pd.DataFrame:
+    """Every probe (or those ``todo``), in ``jobs`` processes; one row each."""
+    todo = probes(req) if todo is None else todo
     if jobs > 1 and len(todo) > 1:
         with ProcessPoolExecutor(jobs, mp_context=get_context("spawn")) as pool:
             rows = list(pool.map(run_probe, [req] * len(todo), todo))

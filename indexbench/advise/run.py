@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 from indexbench.advise.answer import answer
+from indexbench.advise.check import CheckRequest, Measure, run_check
 from indexbench.advise.probes import extend, run_probes
 from indexbench.advise.request import AdviceRequest
 from metrics.contract import new_run_id, write_run_json
@@ -16,10 +17,17 @@ from reports.advice import Answer, write_advice_page
 from tableformat.errors import IndexBenchError
 
 
-def advise(req: AdviceRequest, out: str | os.PathLike | None = None, jobs: int = 1
+def advise(req: AdviceRequest, out: str | os.PathLike | None = None, jobs: int = 1,
+           check: CheckRequest | None = None, measure: Measure | None = None
            ) -> tuple[Answer, Path]:
-    """The answer to ``req`` and its page (under ``out``, default ``out/advise-<run id>``)."""
+    """The answer to ``req`` and its page (under ``out``, default ``out/advise-<run id>``);
+    with ``check``, held against real runs that ``measure`` makes (``check/``)."""
     req = req.check()
+    if check is not None:
+        check.check(req)
+        if measure is None:
+            raise IndexBenchError("advise: a check needs a way to measure (api.advise "
+                                  "gives one: compare on Spark)")
     if jobs < 1:
         raise IndexBenchError(f"--jobs must be >= 1, got {jobs}")
     run_id = new_run_id()
@@ -31,17 +39,25 @@ def advise(req: AdviceRequest, out: str | os.PathLike | None = None, jobs: int =
     exact = run_probes(req, jobs=jobs)
     points, errors = extend(req, exact)
     a = answer(req, points, errors)
-    a.request["advise_s"] = time.perf_counter() - started
     # written beside, then moved into place: a failed or killed run leaves no half answer
     tmp = out.with_name(f".{out.name}.{run_id}.tmp")
     try:
+        if check is not None:
+            (tmp / "check").mkdir(parents=True)
+            a.check = run_check(req, a, check, measure, tmp / "check", jobs=jobs)
+            a.check.run_dir = str(out / "check")
+        a.request["advise_s"] = time.perf_counter() - started
         write_advice_page(a, tmp)
         points.to_csv(tmp / "points.csv", index=False)
         errors.to_csv(tmp / "extrapolation.csv", index=False)
         write_run_json(tmp, {"run_id": run_id, "command": "advise", "mode": "sim",
                              "workload": vars(req.workload), "advice": a.request,
                              "recommended": {"index": a.recommendation.index,
-                                             "setting": a.recommendation.setting}})
+                                             "setting": a.recommendation.setting},
+                             **({"check": {"size": a.check.size, "batches": a.check.batches,
+                                           "conflicts": a.check.conflicts,
+                                           "peers": list(check.peers)}}
+                                if a.check is not None else {})})
         if out.exists():
             out.rmdir()
         tmp.rename(out)
