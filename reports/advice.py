@@ -145,6 +145,14 @@ def _heading(a: Answer) -> list[str]:
     return lines
 
 
+def _cell(s: float) -> str:
+    """Seconds in an 8-column cell: three significant digits, whole seconds from 1,000
+    (``%.3g`` writes 1.48e+03, which runs into the cell before it)."""
+    if not math.isfinite(s) or s < 1000:
+        return f"{s:8.3g}"
+    return f"{s:8,.0f}" if s < 1e6 else short(s).rjust(8)
+
+
 def cost_table(a: Answer) -> list[str]:
     """Seconds per batch of each index (its chosen setting) at each size."""
     sizes = sorted(a.best["table_size"].unique())
@@ -157,7 +165,7 @@ def cost_table(a: Answer) -> list[str]:
     for name in order:
         g = a.best[a.best["index"] == name].set_index("table_size")["cost_s"]
         total = float(a.chosen.loc[a.chosen["index"] == name, "horizon_s"].iloc[0])
-        lines.append(name[:18].ljust(19) + "".join(f"{g.get(n, math.nan):8.3g}" for n in sizes)
+        lines.append(name[:18].ljust(19) + "".join(_cell(g.get(n, math.nan)) for n in sizes)
                      + duration(total).rjust(WIDTH - 19 - 8 * len(sizes) - 1))
     return lines
 

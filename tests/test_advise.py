@@ -116,6 +116,13 @@ def test_horizon_seconds_add_every_batch_between_the_sizes():
     assert horizon_seconds(g, 100) == pytest.approx(40.0)
 
 
+def test_a_cost_cell_never_runs_into_the_next():
+    from reports.advice import _cell
+
+    assert [_cell(v) for v in (8.51, 1480.2, 5170.0, 1.3e7)] == [
+        "    8.51", "   1,480", "   5,170", "     13M"]
+
+
 def test_crossovers_say_where_the_first_place_changes_and_why():
     sizes = [1_000, 10_000, 100_000]
     best = pd.DataFrame(

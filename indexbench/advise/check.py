@@ -219,6 +219,8 @@ def run_check(req: AdviceRequest, a: Answer, creq: CheckRequest, measure: Measur
     result.fidelity = fid
     result.reads = read_side(rows)
     result.table.join(result.reads).to_csv(where / "check.csv", index_label="index")
-    pd.concat([result.ours.assign(writer="ours"), result.hudi.assign(writer="hudi")]
-              ).to_csv(where / "pairs.csv", index=False)
+    both = [p.assign(writer=w) for p, w in ((result.ours, "ours"), (result.hudi, "hudi"))
+            if len(p)]
+    (pd.concat(both) if both else result.ours.assign(writer=[])).to_csv(
+        where / "pairs.csv", index=False)
     return result
