@@ -347,6 +347,7 @@ def _remove_tables(out: str) -> int:
 
 def cmd_advise(args: argparse.Namespace) -> int:
     """Which index for the described table: the answer in 80 columns, and its page."""
+    import peers
     from indexbench import api
     from reports.advice import advice_text
 
@@ -354,7 +355,7 @@ def cmd_advise(args: argparse.Namespace) -> int:
                                            "partitions", "partition_skew")
              if getattr(args, k) is not None}
     names = [n.strip() for n in args.indexes.split(",")] if args.indexes else None
-    check_peers = [n.strip() for n in args.check_peers.split(",") if n.strip()]
+    check_peers = peers.parse(args.check_peers)
     if (check_peers or args.master) and not args.check:
         from tableformat.errors import IndexBenchError
 

@@ -29,15 +29,18 @@ from tableformat.errors import IndexBenchError
 
 def _rows(series: dict[str, list[tuple[float, float]]], hudi_services: float = 0.0
           ) -> pd.DataFrame:
-    """Compare rows: per series a load and then (tag_s, write_s) per batch."""
+    """Compare rows: per series a load and then (tag_s, write_s) per batch; a Hudi series
+    beside one of our indexes names it in ``peer_of``, as peers/hudi.py writes it."""
     rows = []
     for name, batches in series.items():
+        hudi = name.startswith("hudi-")
+        mirrors = name[5:] if hudi and name[5:] in indexes.names() else None
         rows.append({"index": name, "batch": 0, "operation": "upsert", "tag_s": 50.0,
-                     "write_s": 50.0})
+                     "write_s": 50.0, "peer_of": mirrors})
         for b, (tag, write) in enumerate(batches, start=1):
             rows.append({"index": name, "batch": b, "operation": "upsert", "tag_s": tag,
-                         "write_s": write, "hudi_service_s": hudi_services
-                         if name.startswith("hudi-") else None})
+                         "write_s": write, "hudi_service_s": hudi_services if hudi else None,
+                         "peer_of": mirrors})
     return pd.DataFrame(rows)
 
 
@@ -73,10 +76,9 @@ def test_a_pair_is_ordered_only_when_both_sides_part_it():
 
 
 def test_hudis_writer_is_ranked_among_its_own_series():
-    measured = measured_costs(_rows({
+    h = hudi_measured(_rows({
         "bloom": [(1.0, 1.0), (1.0, 1.0)], "hudi-bloom": [(5.0, 1.0), (5.0, 1.0)],
         "hudi-simple-bucket": [(1.0, 1.0), (1.2, 1.0)], "hudi-simple": [(0.1, 0.1)] * 2}))
-    h = hudi_measured(measured)
     assert list(h.index) == ["bloom", "simple-bucket"]  # hudi-simple: no index of ours
     p = pairs(pd.Series({"simple-bucket": 1.0, "bloom": 2.0}), h, tie=0.02)
     assert p[["a", "b", "verdict"]].values.tolist() == [["simple-bucket", "bloom", "agree"]]

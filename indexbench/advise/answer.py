@@ -108,7 +108,7 @@ def crossovers(best: pd.DataFrame) -> list[Crossover]:
 def recommendation(req: AdviceRequest, chosen: pd.DataFrame) -> Recommendation:
     """The index with the fewest seconds over the horizon, its Hudi configuration (or,
     if Hudi has no such index, the best one Hudi has), and what it gives up."""
-    shape_params = _candidate_params(req)
+    shape_params = candidate_params(req)
     top = chosen.iloc[0]
     name, setting = str(top["index"]), str(top["setting"])
     config, hudi_name = _hudi_config(name, shape_params[(name, setting)], req.table_type)
@@ -126,8 +126,12 @@ def recommendation(req: AdviceRequest, chosen: pd.DataFrame) -> Recommendation:
                           hudi_fallback=fallback)
 
 
-def _candidate_params(req: AdviceRequest) -> dict[tuple[str, str], dict]:
-    shape = table_shape(req)
+def candidate_params(req: AdviceRequest, records_at: int = 0
+                     ) -> dict[tuple[str, str], dict]:
+    """Every index's candidate settings: (index, label) → its parameters, for the table
+    now (``records_at``: for one loaded at that size, its buckets grown as they would
+    have)."""
+    shape = table_shape(req, records_at=records_at)
     return {(n, c.label): dict(c.params) for n in req.names
             for c in roles.advice_candidates(indexes.index_class(n), shape)}
 

@@ -13,24 +13,22 @@ pair conflicts.
 from __future__ import annotations
 
 import shutil
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
-import indexes
 import workloads
 from indexbench import fidelity
-from indexbench.advise.probes import Probe, run_probes, table_shape
+from indexbench.advise.answer import candidate_params
+from indexbench.advise.probes import Probe, run_probes
 from indexbench.advise.request import AdviceRequest
-from indexes import roles
 from reports.advice import Answer, CheckResult
 from reports.fidelity import COLUMNS as FIDELITY_COLUMNS
+from reports.figures.common import _num
 from tableformat.errors import IndexBenchError
 
-# the prefix of the series Hudi's own writer adds beside an index (peers/hudi.py)
-HUDI_SERIES = "hudi-"
 DEFAULT_BATCHES = 3
 # runs ``compare``: (indexes, workload, their parameters, metrics dir) → its rows
 Measure = Callable[[list[str], workloads.Workload, dict[str, dict], str], pd.DataFrame]
@@ -61,15 +59,13 @@ class CheckRequest:
 def compare_params(req: AdviceRequest, chosen: pd.DataFrame) -> dict[str, dict]:
     """Each index's parameters at the setting the advice chose, as the simulator ran them
     at the table's size now (an index that grows its buckets starts where it would be)."""
-    shape = table_shape(req, records_at=req.workload.initial_records)
+    got = candidate_params(req, records_at=req.workload.initial_records)
     out = {}
-    for name, setting in zip(chosen["index"], chosen["setting"], strict=True):
-        got = {c.label: dict(c.params)
-               for c in roles.advice_candidates(indexes.index_class(name), shape)}
-        if setting not in got:
+    for name, setting in zip(chosen["index"].astype(str), chosen["setting"], strict=True):
+        if (name, setting) not in got:
             raise IndexBenchError(f"{name}: the advice's setting {setting!r} is not among its "
                                   f"candidates at {req.workload.initial_records:,} records")
-        out[str(name)] = {**got[setting], "hoodie.table.type": req.table_type}
+        out[name] = {**got[(name, setting)], "hoodie.table.type": req.table_type}
     return out
 
 
@@ -84,10 +80,9 @@ def modelled_now(req: AdviceRequest, params: dict[str, dict], settings: dict[str
     return run_probes(req, jobs=jobs, todo=todo).set_index("index")
 
 
-def _num(frame: pd.DataFrame, col: str) -> pd.Series:
-    if col not in frame.columns:
-        return pd.Series(0.0, index=frame.index)
-    return pd.to_numeric(frame[col], errors="coerce").fillna(0.0)
+def _zero(frame: pd.DataFrame, col: str) -> pd.Series:
+    """A column's seconds, 0 where a side does not time that phase."""
+    return _num(frame, col).fillna(0.0)
 
 
 def measured_batches(rows: pd.DataFrame) -> pd.DataFrame:
@@ -98,22 +93,25 @@ def measured_batches(rows: pd.DataFrame) -> pd.DataFrame:
     later = rows[pd.to_numeric(rows["batch"], errors="coerce") >= 1]
     up = later[later["operation"] == "upsert"]
     services = later[~later["operation"].isin(["upsert", "query"])]
-    svc = _num(services, "total_s").groupby([services["index"], services["batch"]]).sum()
-    out = pd.DataFrame({"series": up["index"].astype(str), "batch": up["batch"].astype(int),
-                        "tag_s": _num(up, "tag_s"), "write_s": _num(up, "write_s"),
-                        "commit_s": _num(up, "commit_s"),
-                        "services_s": _num(up, "hudi_service_s")})
-    extra = [float(svc.get((s, b), 0.0)) for s, b in zip(out["series"], out["batch"],
-                                                          strict=True)]
-    out["services_s"] = out["services_s"] + extra
+    svc = _zero(services, "total_s").groupby(
+        [services["index"].astype(str), services["batch"].astype(int)]).sum()
+    out = pd.DataFrame({"series": up["index"].astype(str),
+                        "peer_of": up["peer_of"] if "peer_of" in up.columns else None,
+                        "batch": up["batch"].astype(int),
+                        "tag_s": _zero(up, "tag_s"), "write_s": _zero(up, "write_s"),
+                        "commit_s": _zero(up, "commit_s"),
+                        "services_s": _zero(up, "hudi_service_s")})
+    at = pd.MultiIndex.from_arrays([out["series"], out["batch"]])
+    out["services_s"] += svc.reindex(at, fill_value=0.0).to_numpy()
     out["measured_s"] = out["tag_s"] + out["write_s"] + out["commit_s"] + out["services_s"]
     return out.reset_index(drop=True)
 
 
-def measured_costs(rows: pd.DataFrame) -> pd.DataFrame:
-    """Per series: the median, fastest and slowest measured seconds of its batches."""
-    b = measured_batches(rows)
-    g = b.groupby("series", sort=False)["measured_s"]
+def measured_costs(rows: pd.DataFrame, by: str = "series") -> pd.DataFrame:
+    """Per series (or per ``peer_of``: the index a Hudi row mirrors), the median, fastest
+    and slowest measured seconds of its batches."""
+    b = measured_batches(rows).dropna(subset=[by])
+    g = b.groupby(by, sort=False)["measured_s"]
     return pd.DataFrame({"measured_s": g.median(), "measured_min_s": g.min(),
                          "measured_max_s": g.max(), "batches": g.size()})
 
@@ -128,10 +126,10 @@ def read_side(rows: pd.DataFrame) -> pd.DataFrame:
         look, join = g[g["query"] == "lookup"], g[g["query"] == "join"]
         r: dict[str, object] = {}
         if len(look):
-            r["lookup_files_per_key"] = float(_num(look, "files_read_per_key").iloc[0])
-            r["lookup_p50_s"] = float(_num(look, "latency_p50_s").iloc[0])
+            r["lookup_files_per_key"] = float(_zero(look, "files_read_per_key").iloc[0])
+            r["lookup_p50_s"] = float(_zero(look, "latency_p50_s").iloc[0])
         if len(join):
-            best = join.loc[_num(join, "shuffle_bytes").idxmin()]
+            best = join.loc[_zero(join, "shuffle_bytes").idxmin()]
             r["join_shuffle_bytes"] = float(pd.to_numeric(best["shuffle_bytes"]))
             r["join_s"] = float(pd.to_numeric(best["total_s"]))
             r["join_plan"] = str(best["plan"])
@@ -143,13 +141,10 @@ def _order(a: float, b: float, apart: bool) -> str:
     return "tie" if not apart else ("a" if a < b else "b")
 
 
-def pairs(modelled: pd.Series, measured: pd.DataFrame, tie: float,
-          names: Iterable[str] | None = None) -> pd.DataFrame:
-    """Every pair of the ``names`` (default: those in both), in the advice's order: which
-    one each side puts first ("a", "b" or "tie") and the verdict."""
-    both = [n for n in (names or modelled.sort_values(kind="stable").index)
-            if n in modelled.index and n in measured.index]
-    both.sort(key=lambda n: float(modelled[n]))
+def pairs(modelled: pd.Series, measured: pd.DataFrame, tie: float) -> pd.DataFrame:
+    """Every pair of indexes on both sides, in the advice's order: which one each side
+    puts first ("a", "b" or "tie") and the verdict."""
+    both = [n for n in modelled.sort_values(kind="stable").index if n in measured.index]
     rows = []
     for i, a in enumerate(both):
         for b in both[i + 1:]:
@@ -171,35 +166,35 @@ def pairs(modelled: pd.Series, measured: pd.DataFrame, tie: float,
                                        "measured_first", "verdict"])
 
 
-def hudi_measured(measured: pd.DataFrame) -> pd.DataFrame:
-    """Hudi's series renamed to the index each stands beside (``hudi-bloom`` → bloom);
-    Hudi's own indexes without one of ours (``hudi-simple``) left out."""
-    names = set(indexes.names())
-    got = measured[[s.startswith(HUDI_SERIES) and s[len(HUDI_SERIES):] in names
-                    for s in measured.index]]
-    return got.rename(index=lambda s: s[len(HUDI_SERIES):])
+def hudi_measured(rows: pd.DataFrame) -> pd.DataFrame:
+    """Hudi's writer's measured seconds per index it mirrors (its rows' ``peer_of``:
+    ``hudi-bloom`` → bloom); Hudi's indexes without one of ours (``hudi-simple``) and
+    other peers mirror none."""
+    return measured_costs(rows, by="peer_of")
 
 
 def check_result(now: pd.DataFrame, size: int, rows: pd.DataFrame, tie: float,
-                 run_dir: str, batches: int) -> CheckResult:
+                 run_dir: str, batches: int, fidelity_checks: pd.DataFrame | None = None
+                 ) -> CheckResult:
     """The advice's ranking at ``size`` (``now``: :func:`modelled_now`) held against the
-    measured ``rows`` of a compare."""
+    measured ``rows`` of a compare (our series by name, Hudi's by what they mirror)."""
     modelled = now["cost_s"].astype(float).sort_values(kind="stable")
-    measured = measured_costs(rows)
-    hudi = hudi_measured(measured)
+    measured, hudi = measured_costs(rows), hudi_measured(rows)
     table = pd.DataFrame({"modelled_s": modelled})
     table = table.join(measured[["measured_s", "measured_min_s", "measured_max_s"]])
     table = table.join(hudi[["measured_s"]].rename(columns={"measured_s": "hudi_measured_s"}))
     return CheckResult(size=size, batches=batches, table=table,
                        ours=pairs(modelled, measured, tie), hudi=pairs(modelled, hudi, tie),
-                       run_dir=run_dir, tie=tie)
+                       run_dir=run_dir, tie=tie, fidelity=fidelity_checks,
+                       reads=read_side(rows))
 
 
 def run_check(req: AdviceRequest, a: Answer, creq: CheckRequest, measure: Measure,
-              where: Path, jobs: int = 1) -> CheckResult:
-    """Run the check into ``where``: the indexes at their chosen settings on real Spark
-    (and Hudi's writer, if asked), the simulator at the same size, the rankings
-    compared; with Hudi's writer, our counters held against its own (``fidelity.csv``).
+              where: Path, named: str, jobs: int = 1) -> CheckResult:
+    """Run the check into ``where`` (the answer names it ``named``, where it will be):
+    the indexes at their chosen settings on real Spark (and Hudi's writer, if asked),
+    the simulator at the same size, the rankings compared; with Hudi's writer, our
+    counters held against its own (``fidelity.csv``).
     The compare's query phase counts the read side on the same tables (point lookups, a
     self-join on the key). The tables are removed once read; the metrics, ``check.csv``
     and ``pairs.csv`` stay."""
@@ -214,10 +209,8 @@ def run_check(req: AdviceRequest, a: Answer, creq: CheckRequest, measure: Measur
                else pd.DataFrame(columns=FIDELITY_COLUMNS))
     finally:
         shutil.rmtree(where / "tables", ignore_errors=True)
-    result = check_result(now, req.workload.initial_records, rows, a.tie, str(where),
-                          creq.batches)
-    result.fidelity = fid
-    result.reads = read_side(rows)
+    result = check_result(now, req.workload.initial_records, rows, a.tie, named,
+                          creq.batches, fid)
     result.table.join(result.reads).to_csv(where / "check.csv", index_label="index")
     both = [p.assign(writer=w) for p, w in ((result.ours, "ours"), (result.hudi, "hudi"))
             if len(p)]

@@ -44,8 +44,8 @@ def advise(req: AdviceRequest, out: str | os.PathLike | None = None, jobs: int =
     try:
         if check is not None:
             (tmp / "check").mkdir(parents=True)
-            a.check = run_check(req, a, check, measure, tmp / "check", jobs=jobs)
-            a.check.run_dir = str(out / "check")
+            a.check = run_check(req, a, check, measure, tmp / "check", str(out / "check"),
+                                jobs=jobs)
         a.request["advise_s"] = time.perf_counter() - started
         write_advice_page(a, tmp)
         points.to_csv(tmp / "points.csv", index=False)
