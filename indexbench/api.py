@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -507,21 +508,38 @@ def _modelled_record_bytes(run_dir: str) -> tuple[float, float] | None:
     return rb.base_record, rb.base_file
 
 
-def calibrate(run_dir: str, out: str | None = None, base: str = "local",
+def calibrate(run_dir: str | Sequence[str], out: str | None = None, base: str = "local",
               cores: int | None = None) -> tuple[Any, dict]:
-    """Fit the CPU and local-disk constants of the simulator's time model to a real run's
-    metrics; saves the profile JSON to ``out`` (for ``sim --storage out``)."""
+    """Fit the CPU and local-disk constants of the simulator's time model to real runs'
+    metrics (one run dir or several, fitted as one: a default comparison and one at
+    Hudi's file sizing separate per-file from per-key costs); saves the profile JSON to
+    ``out`` (for ``sim --storage out``)."""
     from indexbench.sim import cost
 
-    df = m.read_metrics(run_dir)
-    if "run_mode" in df.columns:  # the driver's rows only: not simulated, not a peer's
-        df = df[df["run_mode"].fillna("run") == "run"]
-    if df.empty:
-        raise IndexBenchError(f"{run_dir}: no rows of a real run to calibrate on")
-    modelled = _modelled_record_bytes(run_dir) or (None, 0.0)
+    dirs = [run_dir] if isinstance(run_dir, str | os.PathLike) else list(run_dir)
+    if not dirs:
+        raise IndexBenchError("calibrate: give at least one run directory")
+    frames, record_bytes, file_bytes = [], [], []
+    for d in dirs:
+        df = m.read_metrics(d)
+        if "run_mode" in df.columns:  # the driver's rows only: not simulated, not a peer's
+            df = df[df["run_mode"].fillna("run") == "run"]
+        if df.empty:
+            raise IndexBenchError(f"{d}: no rows of a real run to calibrate on")
+        modelled = _modelled_record_bytes(str(d)) or (float("nan"), 0.0)
+        frames.append(df)
+        record_bytes += [modelled[0]] * len(df)
+        file_bytes += [modelled[1]] * len(df)
+    df = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+    if len(frames) > 1:
+        per_record = pd.Series(record_bytes, index=df.index, dtype=float)
+        per_file = pd.Series(file_bytes, index=df.index, dtype=float)
+    else:
+        per_record = None if math.isnan(record_bytes[0]) else record_bytes[0]
+        per_file = file_bytes[0]
     profile, report_ = cost.calibrate(df, base=base, cores=cores or os.cpu_count(),
-                                      modelled_record_bytes=modelled[0],
-                                      modelled_file_bytes=modelled[1])
+                                      modelled_record_bytes=per_record,
+                                      modelled_file_bytes=per_file)
     if out:
         profile.save(out)
     return profile, report_

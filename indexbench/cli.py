@@ -487,7 +487,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         check_out_file(args.out)
     profile, fit = api.calibrate(args.run_dir, out=args.out, base=args.base,
                                  cores=args.cores)
-    t = RichTable(title=f"cost profile fitted to {args.run_dir} (base {args.base})")
+    t = RichTable(title=f"cost profile fitted to {', '.join(args.run_dir)} (base {args.base})")
     t.add_column("constant")
     t.add_column("value", justify="right")
     for k in fit.get("fitted", {}):

@@ -292,8 +292,10 @@ def _parser_query(sub) -> argparse.ArgumentParser:
 
 
 def _parser_calibrate(sub) -> argparse.ArgumentParser:
-    p = _command(sub, "calibrate", help="fit the simulator's CPU/disk constants to a real run")
-    p.add_argument("run_dir", help="metrics directory of a real run (run/compare --out)")
+    p = _command(sub, "calibrate", help="fit the simulator's CPU/disk constants to real runs")
+    p.add_argument("run_dir", nargs="+", metavar="RUN_DIR",
+                   help="metrics directory of a real run (run/compare --out); several are "
+                        "fitted as one")
     p.add_argument("--out", help="write the fitted profile JSON here")
     p.add_argument("--base", default="local", help="profile whose other constants are kept")
     p.add_argument("--cores", type=int, help="executor cores of that run (default: this "

@@ -31,6 +31,9 @@ class WriteTotals:
 
     files_written: int = 0
     records_written: int = 0  # records in the new base files (numWrites)
+    # keys the index's footer indexed: every record of a new base file that carries index
+    # bytes (a bloom filter is built from all of a rewritten file's keys, not the batch's)
+    footer_keys_written: int = 0
     inserts: int = 0
     updates: int = 0
     deletes: int = 0  # stored records removed by a delete (numDeletes)
@@ -65,6 +68,9 @@ class WriteTotals:
             incoming_bytes=sum(int(s.get("incomingBytes") or 0) for s in stats),
             files_written=len(stats),
             records_written=sum(int(s["numWrites"]) for s in stats),
+            footer_keys_written=sum(int(s["numWrites"]) for s in stats
+                                    if s.get("logVersion") is None
+                                    and int(s.get("indexBytes") or 0) > 0),
             inserts=sum(int(s["numInserts"]) for s in stats),
             updates=sum(int(s["numUpdateWrites"]) for s in stats),
             deletes=sum(int(s.get("numDeletes") or 0) for s in stats),
@@ -72,6 +78,12 @@ class WriteTotals:
             merge_files_read=sum(int(s.get("mergeFilesRead") or 0) for s in stats),
             merge_bytes_read=sum(int(s.get("mergeBytesRead") or 0) for s in stats),
         )
+
+
+def footer_keys(slices: Iterable[Any]) -> int:
+    """Keys the index's footers indexed in new base files (slices with ``num_records`` and
+    ``index_bytes``, as the simulator writes them): what ``from_stats`` counts."""
+    return sum(int(s.num_records) for s in slices if s.index_bytes > 0)
 
 
 def log_write_figures(writes: WriteTotals) -> dict[str, Any]:
@@ -175,6 +187,7 @@ def upsert_row(*, batch_no: int, instant: str, input_records: int, records: int,
         "files_written": writes.files_written, "bytes_written": writes.bytes_written,
         "records_written": writes.records_written,
         "records_rewritten": writes.records_written - writes.inserts - writes.updates,
+        "footer_keys_written": writes.footer_keys_written,
         "merge_files_read": writes.merge_files_read,
         "merge_bytes_read": writes.merge_bytes_read,
         **log_write_figures(writes),
@@ -246,7 +259,8 @@ def service_row(*, operation: str, batch_no: int | None, instant: str,
         "bloom_checks": 0, "bloom_positives": 0, "false_positives": 0, "fp_rate": None,
         "files_written": writes.files_written, "bytes_written": writes.bytes_written,
         "records_written": writes.records_written,
-        "records_rewritten": writes.records_written, "shuffle_bytes": shuffle_bytes,
+        "records_rewritten": writes.records_written,
+        "footer_keys_written": writes.footer_keys_written, "shuffle_bytes": shuffle_bytes,
         "shuffle_read_bytes": shuffle_read_bytes, "spark_jobs": spark_jobs,
         **figures,
     }

@@ -59,9 +59,11 @@ PARAMS = {
 # Counters the simulator must reproduce exactly (docs/simulator.md: same code, same batches).
 EXACT = ["records", "inserts", "updates", "file_groups", "files_in_table", "candidate_files",
          "files_read", "footers_read", "bloom_checks", "bloom_positives", "false_positives",
-         "files_written", "records_written", "records_rewritten", "table_records", "buckets",
+         "files_written", "records_written", "records_rewritten", "footer_keys_written",
+         "table_records", "buckets",
          "bucket_records_max", "bucket_records_mean", "buckets_created", "evictions",
          "index_mem_bytes", "resident_keys", "keys_bootstrapped", "rli_entries_written",
+         "rli_files_written",
          "hash_collisions", "keys_hashed", "from_buckets", "to_buckets", "kv_gets",
          "kv_get_round_trips", "kv_puts", "kv_put_round_trips", "kv_round_trips",
          "kv_stale_entries", "kv_entries", "records_moved", "directory_doublings",

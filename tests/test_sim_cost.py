@@ -22,12 +22,14 @@ from indexbench.sim.cost import (
     model_seconds,
     profile,
 )
+from tableformat.errors import IndexBenchError
 
 CORES = 4
 ROW = {"records": 50_000, "keys_hashed": 50_000, "bloom_checks": 200_000, "footers_read": 40,
        "files_read": 20, "model_bytes_read": 5e6, "files_written": 16,
        "model_bytes_written": 8e7, "merge_files_read": 12, "model_merge_bytes_read": 6e7,
-       "records_written": 400_000, "rli_files_read": 2, "model_rli_bytes_read": 1e6,
+       "records_written": 400_000, "footer_keys_written": 400_000, "rli_files_read": 2,
+       "model_rli_bytes_read": 1e6,
        "rli_files_written": 2, "model_rli_bytes_written": 1e6, "model_shuffle_bytes": 2e7,
        "partitions_touched": 3, "kv_gets": 50_000, "kv_get_round_trips": 500,
        "kv_puts": 10_000, "kv_put_round_trips": 100, "kv_round_trips": 603}
@@ -66,6 +68,20 @@ def test_more_work_takes_longer(name, col):
 def test_more_cores_never_slower(name):
     times = [model_seconds(ROW, PROFILES[name], cores=c)["model_total_s"] for c in (1, 2, 8, 64)]
     assert times == sorted(times, reverse=True) and times[0] > times[-1]
+
+
+def test_footer_keys_are_priced_in_the_write_phase_only():
+    """A bloom filter is built from every key of a rewritten base file: the write phase
+    pays cpu_footer_key_s per key over the cores, and no other phase changes."""
+    prof = replace(PROFILES["local"], cpu_footer_key_s=5e-6)
+    base = model_seconds(dict(ROW, footer_keys_written=0), prof, cores=CORES)
+    built = model_seconds(ROW, prof, cores=CORES)
+    assert built["model_write_s"] - base["model_write_s"] == pytest.approx(
+        5e-6 * ROW["footer_keys_written"] / CORES)
+    assert built["model_cpu_s"] - base["model_cpu_s"] == pytest.approx(
+        built["model_total_s"] - base["model_total_s"])
+    for phase in ("model_tag_s", "model_commit_s"):
+        assert built[phase] == base[phase]
 
 
 def test_s3_slower_than_local_for_file_heavy_work():
@@ -147,7 +163,7 @@ TRUE = replace(PROFILES["local"], name="truth", cpu_hash_s=3e-6, cpu_record_tag_
                cpu_record_write_s=5e-6, read_latency_s=2e-3, write_latency_s=4e-3,
                read_stream_bps=50e6, write_stream_bps=30e6, max_read_bps=0.0,
                max_write_bps=0.0, tag_overhead_s=0.5, write_overhead_s=0.3,
-               commit_overhead_s=0.05)
+               commit_overhead_s=0.05, cpu_footer_key_s=4e-6)
 
 
 def _real_run(n: int = 80, seed: int = 7, collinear: bool = False) -> pd.DataFrame:
@@ -164,6 +180,8 @@ def _real_run(n: int = 80, seed: int = 7, collinear: bool = False) -> pd.DataFra
         "records_written": rng.uniform(1e4, 2e6, n).round(),
         "partitions_touched": rng.integers(1, 10, n),
     })
+    # the rows of an index with footer filters build them from every key written
+    df["footer_keys_written"] = np.where(rng.random(n) < 0.5, df["records_written"], 0.0)
     timed = model_frame(df, TRUE, cores=CORES)
     for phase in ("tag", "write", "commit"):
         noise = 1 + rng.normal(0, 0.01, n)
@@ -177,12 +195,52 @@ def _real_run(n: int = 80, seed: int = 7, collinear: bool = False) -> pd.DataFra
     return df
 
 
+def test_calibration_of_several_runs_fits_them_as_one(tmp_path):
+    """``indexbench calibrate DIR DIR``: the rows of both runs in one fit (a default
+    comparison and one at Hudi's file sizing separate per-file from per-key costs)."""
+    from indexbench import api
+    from metrics import contract
+
+    run = _real_run().assign(index="bloom", run_mode="run", batch=range(80))
+    halves = [run.iloc[:40], run.iloc[40:]]
+    for i, half in enumerate(halves):
+        contract.write_metrics(tmp_path / f"r{i}", half.to_dict("records"))
+    both, report = api.calibrate([str(tmp_path / "r0"), str(tmp_path / "r1")],
+                                 base="local", cores=CORES)
+    one, _ = api.calibrate(str(tmp_path / "r0"), base="local", cores=CORES)
+    whole, _ = calibrate(run, base="local", cores=CORES)
+    assert report["rows"] == 80
+    for field in ("cpu_record_write_s", "cpu_footer_key_s", "write_latency_s"):
+        assert getattr(both, field) == pytest.approx(getattr(whole, field), rel=1e-6)
+    assert one != both
+    with pytest.raises(IndexBenchError, match="at least one run directory"):
+        api.calibrate([], base="local", cores=CORES)
+
+
+def test_record_bytes_ratio_leaves_out_footer_bytes():
+    """The simulator adds an index's footer bytes to its base files itself: the ratio of
+    real to modelled bytes is fitted on rows without footers when the run has some."""
+    run = _real_run()
+    plain = run["footer_keys_written"] == 0
+    run.loc[~plain, "bytes_written"] *= 3  # filters sized for their entries, not records
+    fitted, _ = calibrate(run, base="local", cores=CORES, modelled_record_bytes=100.0)
+    rows = run[plain]
+    assert fitted.record_bytes_ratio == pytest.approx(
+        rows["bytes_written"].sum() / rows["records_written"].sum() / 100.0)
+    per_row = pd.Series(100.0, index=run.index)
+    again, _ = calibrate(run, base="local", cores=CORES, modelled_record_bytes=per_row,
+                         modelled_file_bytes=pd.Series(0.0, index=run.index))
+    assert again.record_bytes_ratio == pytest.approx(fitted.record_bytes_ratio)
+
+
 def test_calibration_recovers_known_constants():
     run = _real_run()
     fitted, report = calibrate(run, base="local", cores=CORES, modelled_record_bytes=100.0)
+    plain = run[run["footer_keys_written"] == 0]  # bytes of records alone
     assert fitted.record_bytes_ratio == pytest.approx(
-        run["bytes_written"].sum() / run["records_written"].sum() / 100.0)
-    for field in ("cpu_hash_s", "cpu_record_tag_s", "cpu_record_write_s", "read_latency_s",
+        plain["bytes_written"].sum() / plain["records_written"].sum() / 100.0)
+    for field in ("cpu_hash_s", "cpu_record_tag_s", "cpu_record_write_s",
+                  "cpu_footer_key_s", "read_latency_s",
                   "write_latency_s", "tag_overhead_s", "write_overhead_s",
                   "commit_overhead_s"):
         assert getattr(fitted, field) == pytest.approx(getattr(TRUE, field), rel=0.10), field

@@ -250,6 +250,21 @@ def test_write_handle_millis_become_hudis_runtime_stats_and_the_straggler_column
                                     "totalUpsertTime": None}]).write_task_max_s is None
 
 
+def test_footer_keys_are_the_records_of_new_base_files_with_index_bytes():
+    """``footer_keys_written``: a bloom filter is built from every key of a base file the
+    index keeps a footer in; log files and footer-less base files build none."""
+    from metrics.rows import WriteTotals
+
+    def stat(n, index_bytes, log=None):
+        return {"numWrites": n, "numInserts": 0, "numUpdateWrites": n, "totalWriteBytes": 1,
+                "indexBytes": index_bytes, "logVersion": log}
+
+    stats = [stat(1000, 4096), stat(300, 0), stat(50, 4096, log=1), stat(7, 12)]
+    totals = WriteTotals.from_stats(stats)
+    assert totals.footer_keys_written == 1007 and totals.records_written == 1357
+    assert WriteTotals.from_stats([]).footer_keys_written == 0
+
+
 def test_a_table_written_with_bare_hoodie_parameter_keys_reads_as_before(tmp_path):
     """Tables written before parameters moved under indexbench.param. keep their bare
     hoodie.* keys: read back as the same parameters."""

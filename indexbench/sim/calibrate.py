@@ -24,8 +24,8 @@ from indexes import roles
 
 # Constants fitted from tag_s and write_s, in the order they win when two are collinear.
 _FIT = ("tag_overhead_s", "write_overhead_s", "cpu_hash_s", "cpu_probe_s",
-        "cpu_record_write_s", "read_latency_s", "write_latency_s", "read_byte_s",
-        "write_byte_s", "cpu_record_tag_s", "shuffle_byte_s")
+        "cpu_record_write_s", "cpu_footer_key_s", "read_latency_s", "write_latency_s",
+        "read_byte_s", "write_byte_s", "cpu_record_tag_s", "shuffle_byte_s")
 _MIN_INDEPENDENT = 0.02  # share of a work column not explained by the kept ones
 # The profile field behind each per-byte coefficient (what a report names).
 _FIELD = {"read_byte_s": "read_stream_bps", "write_byte_s": "write_stream_bps",
@@ -84,6 +84,11 @@ def _identifiable(x: np.ndarray) -> tuple[list[int], dict[int, str]]:
     return kept, why
 
 
+def _on(value: float | pd.Series, rows: pd.Series) -> float | pd.Series:
+    """A per-row Series taken at ``rows``' index; a number as it is."""
+    return value.loc[rows.index] if isinstance(value, pd.Series) else value
+
+
 def _r2(y: np.ndarray, pred: np.ndarray) -> float:
     ss_tot = float(((y - y.mean()) ** 2).sum()) if len(y) else 0.0
     return 1.0 - float(((y - pred) ** 2).sum()) / ss_tot if ss_tot > 0 else float("nan")
@@ -118,18 +123,22 @@ def _refuse_untimed_upserts(metrics: pd.DataFrame) -> None:
 
 
 def calibrate(metrics: pd.DataFrame, base: str = "local", *, cores: int | None = None,
-              modelled_record_bytes: float | None = None,
-              modelled_file_bytes: float = 0.0) -> tuple[CostProfile, dict[str, Any]]:
+              modelled_record_bytes: float | pd.Series | None = None,
+              modelled_file_bytes: float | pd.Series = 0.0
+              ) -> tuple[CostProfile, dict[str, Any]]:
     """Fit CPU, disk and overhead constants to a real run's measured seconds.
 
     Non-negative least squares of measured ``tag_s`` and ``write_s`` against the counted
     work of the same rows (same features as the model); ``commit_overhead_s`` is the median
     of ``commit_s`` left after the modelled commit I/O. Constants the data cannot separate
     (no such work, or collinear with a constant fitted first) keep ``base``'s value.
-    ``modelled_record_bytes`` (and ``modelled_file_bytes``): the simulator's model of a
-    base file of the run's workload, bytes per record (and per file); with it the ratio
-    of the real base-file bytes to the model's is fitted too, as ``record_bytes_ratio``
-    (rows that wrote log files are left out: their bytes are not base files').
+    ``modelled_record_bytes`` (and ``modelled_file_bytes``; per row, a Series on the
+    rows' index, for runs of different workloads): the simulator's model of a base file
+    of the run's workload, bytes per record (and per file); with it the ratio of the real
+    base-file bytes to the model's is fitted too, as ``record_bytes_ratio`` (rows that
+    wrote log files are left out: their bytes are not base files'; so are rows whose
+    files carry an index footer when others do not: the simulator adds those bytes
+    itself).
     Returns the fitted profile and a report (R², residuals, rows used, what was kept).
     """
     base_prof = profile(base)
@@ -238,15 +247,24 @@ def calibrate(metrics: pd.DataFrame, base: str = "local", *, cores: int | None =
     logs = _numeric(metrics, "log_files_written")
     if logs is not None:
         keep &= logs.fillna(0) == 0
+    # base files whose bytes are the records' alone: no index footer (a bloom filter sized
+    # for its entries, not the file's records), when the run has such rows
+    footers = _numeric(metrics, "footer_keys_written")
+    if footers is not None and ((footers.fillna(0) == 0) & keep).any():
+        keep &= footers.fillna(0) == 0
     sized = _numeric(metrics, "avg_record_size")  # rows whose inserts were sized by bytes
     if sized is not None and (sized.notna() & keep).any():
         keep &= sized.notna()
     if written is not None and records is not None:
         written, records, files = written[keep], records[keep], files[keep]
-    if not modelled_record_bytes:
+    per_row = isinstance(modelled_record_bytes, pd.Series)
+    if per_row and modelled_record_bytes.isna().any():
+        kept_base["record_bytes_ratio"] = "a run's workload (modelled record size) unknown"
+    elif not per_row and not modelled_record_bytes:
         kept_base["record_bytes_ratio"] = "the run's workload (modelled record size) unknown"
     elif written is not None and records is not None and records.sum() > 0:
-        modelled = records.sum() * modelled_record_bytes + files.sum() * modelled_file_bytes
+        modelled = float((records * _on(modelled_record_bytes, records)).sum()
+                         + (files * _on(modelled_file_bytes, files)).sum())
         changes["record_bytes_ratio"] = float(written.sum() / modelled)
     else:
         kept_base["record_bytes_ratio"] = "no bytes_written / records_written"

@@ -62,6 +62,11 @@ class CostProfile:
     commit_files: int = 1
     parallelism: int = 0  # 0: the executor cores given to the model
     note: str = ""
+    # One record key added to an index's footer filter when a base file is written (every
+    # key of a rewritten file: footer_keys_written). Hudi's bloom filter at its default
+    # fpp 1e-9 sets k ~ 30 bits per key, the hashes of a probe (cpu_probe_s): ~1 us
+    # (_HUDI_CONFIG, _DEAN). The same in every profile; ``calibrate`` fits it.
+    cpu_footer_key_s: float = 1e-6
     # An external key-value index server (Hudi's HBase index; external-kv's redis): one
     # request's round trip and its cost per key carried, the p99/p50 ratio of requests,
     # and the server's memory as base + bytes per entry (``calibrate`` fits all five from

@@ -28,6 +28,7 @@ row are 0, byte columns are read from ``model_<col>`` (simulated rows) or ``<col
             + read_latency_s * lat(merge_files_read) + merge_bytes_read / BW_r
             + shuffle_bytes / (p * shuffle_core_bps)
             + cpu_record_write_s * records_written / p
+            + cpu_footer_key_s * footer_keys_written / p   # footer filters built
     commit  = commit_overhead_s
             + write_latency_s * (commit_files + lat(Σ requests))
             + read_latency_s * partitions_touched      # driver lists each partition
@@ -71,7 +72,7 @@ MODEL_COLUMNS = ("model_tag_s", "model_write_s", "model_commit_s", "model_total_
 # The contract's counters and bytes the model reads; the indexes add those they price.
 _CONTRACT_COUNTS = ("records", "keys_hashed", "bloom_checks", "footers_read", "files_read",
                     "files_written", "merge_files_read", "records_written",
-                    "partitions_touched")
+                    "footer_keys_written", "partitions_touched")
 # Bytes are measured in a real run and modelled (``model_<col>``) in a simulated one.
 _CONTRACT_BYTES = ("bytes_read", "bytes_written", "merge_bytes_read", "shuffle_bytes")
 
@@ -111,13 +112,15 @@ BYTE_COLUMNS = byte_columns()
 # ---- work and features --------------------------------------------------------------
 
 _THETA = ("tag_overhead_s", "write_overhead_s", "commit_overhead_s", "cpu_hash_s",
-          "cpu_probe_s", "cpu_record_tag_s", "cpu_record_write_s", "read_latency_s",
+          "cpu_probe_s", "cpu_record_tag_s", "cpu_record_write_s", "cpu_footer_key_s",
+          "read_latency_s",
           "write_latency_s", "read_byte_s", "write_byte_s", "shuffle_byte_s",
           "kv_round_trip_s", "kv_key_s")
 # the key-value server's constants: fitted from its measured requests, not from seconds
 _KV = ("kv_round_trip_s", "kv_key_s")
 _OVERHEAD = {"tag_overhead_s", "write_overhead_s", "commit_overhead_s"}
-_CPU = {"cpu_hash_s", "cpu_probe_s", "cpu_record_tag_s", "cpu_record_write_s"}
+_CPU = {"cpu_hash_s", "cpu_probe_s", "cpu_record_tag_s", "cpu_record_write_s",
+        "cpu_footer_key_s"}
 
 
 def _numeric(df: pd.DataFrame, col: str) -> pd.Series | None:
@@ -202,6 +205,7 @@ def _features(w: dict[str, np.ndarray], p: int, commit_files: int
     write = {
         "write_overhead_s": np.ones_like(zero),
         "cpu_record_write_s": w["records_written"] / p,
+        "cpu_footer_key_s": w["footer_keys_written"] / p,
         "write_latency_s": _priced(w, p, "write", "write_latency_s",
                                    requests=w["files_written"]),
         "read_latency_s": _priced(w, p, "write", "read_latency_s",

@@ -111,6 +111,7 @@ class DynamicRliSpark(VerifiesIndex, ServiceExecutor, SparkAdapter):
         self._plan: AssignPlan | None = None
         self._stats: list[dict] | None = None
         self._tags: dict[tuple[str, int], str] = {}
+        self._rli_written: dict[str, int] = {}  # update_location's, read by after_commit
         self._cleanup: list = []
 
     def _latest_successful(self) -> str | None:
@@ -124,7 +125,7 @@ class DynamicRliSpark(VerifiesIndex, ServiceExecutor, SparkAdapter):
         if self.core.pending is not None:  # the last checkpoint never completed
             self.after_commit(self.core.pending, ok=False)
         self.core.begin(ctx.instant, self._latest_successful)
-        self._stats, self._tags = None, {}
+        self._stats, self._tags, self._rli_written = None, {}, {}
         cfg = ctx.table.config
         part, key = cfg.partition_field, cfg.record_key_field
         P = self.core.resolve_assigners(self.index.recorded_assigners(ctx.snapshot),
@@ -185,6 +186,9 @@ class DynamicRliSpark(VerifiesIndex, ServiceExecutor, SparkAdapter):
                             self._tags, ctx.instant)
         self.core.checkpoint(ctx.instant, self._latest_successful())
         files = written + collided
+        # the RLI files this instant appended (priced at the commit by the time model)
+        self._rli_written = {"rli_files_written": len(files),
+                             "rli_bytes_written": sum(int(w["bytes"]) for w in files)}
         return {ASSIGNERS_KEY: str(P),
                 rli.FILES_KEY: json.dumps([{"path": w["path"], "bytes": w["bytes"],
                                             "entries": w["entries"]}
@@ -297,7 +301,8 @@ class DynamicRliSpark(VerifiesIndex, ServiceExecutor, SparkAdapter):
         mem = [sum(int(n) for p, n in t["mem"].items() if p in self.core.caches)
                for t in stats]
         self._plan = None
-        return {**self.core.cache_metrics(),
+        written, self._rli_written = self._rli_written, {}
+        return {**self.core.cache_metrics(), **written,
                 "driver_index_mem_bytes": driver_key_bytes(self.core),
                 "assigner_mem_bytes_max": max(mem, default=0),
                 "assigner_mem_bytes_total": sum(mem),
