@@ -145,12 +145,17 @@ def _heading(a: Answer) -> list[str]:
     return lines
 
 
-def _cell(s: float) -> str:
-    """Seconds in an 8-column cell: three significant digits, whole seconds from 1,000
-    (``%.3g`` writes 1.48e+03, which runs into the cell before it)."""
+def secs(s: float) -> str:
+    """Seconds in words and cells: three significant digits, whole seconds from 1,000
+    (``%.3g`` writes 1.48e+03), millions shortened."""
     if not math.isfinite(s) or s < 1000:
-        return f"{s:8.3g}"
-    return f"{s:8,.0f}" if s < 1e6 else short(s).rjust(8)
+        return f"{s:.3g}"
+    return f"{s:,.0f}" if s < 1e6 else short(s)
+
+
+def _cell(s: float) -> str:
+    """Seconds in an 8-column cell."""
+    return secs(s).rjust(8)
 
 
 def cost_table(a: Answer) -> list[str]:
@@ -237,10 +242,10 @@ def check_lines(c: CheckResult) -> list[str]:
     lines.append(f"{'index':<19}{'modelled':>9}{'measured':>10}{'min-max':>15}"
                  + (f"{'Hudi writer':>13}" if hudi else ""))
     for name, r in c.table.iterrows():
-        span = f"{r['measured_min_s']:.3g}-{r['measured_max_s']:.3g}"
-        h = (f"{r['hudi_measured_s']:>13.3g}" if pd.notna(r["hudi_measured_s"]) else
+        span = f"{secs(r['measured_min_s'])}-{secs(r['measured_max_s'])}"
+        h = (secs(r["hudi_measured_s"]).rjust(13) if pd.notna(r["hudi_measured_s"]) else
              f"{'—':>13}") if hudi else ""
-        lines.append(f"{str(name):<19}{r['modelled_s']:>9.3g}{r['measured_s']:>10.3g}"
+        lines.append(f"{str(name):<19}{secs(r['modelled_s']):>9}{secs(r['measured_s']):>10}"
                      f"{span:>15}{h}")
     lines += _wrap(f"Pairs of indexes: {_verdicts(c.ours)} (a pair is ordered by the model "
                    f"when more than {c.tie:.0%} apart, by the measurement when every batch of "
@@ -250,9 +255,9 @@ def check_lines(c: CheckResult) -> list[str]:
                        else ""))
     for who, p in (("ours", c.ours), ("Hudi's writer", c.hudi)):
         for r in p[p["verdict"] == "conflict"].itertuples(index=False):
-            lines += _wrap(f"conflict ({who}): modelled {r.a} {r.modelled_a_s:.3g} s, {r.b} "
-                           f"{r.modelled_b_s:.3g} s; measured {r.measured_a_s:.3g} s, "
-                           f"{r.measured_b_s:.3g} s.", "  - ", "    ")
+            lines += _wrap(f"conflict ({who}): modelled {r.a} {secs(r.modelled_a_s)} s, {r.b} "
+                           f"{secs(r.modelled_b_s)} s; measured {secs(r.measured_a_s)} s, "
+                           f"{secs(r.measured_b_s)} s.", "  - ", "    ")
     lines += read_lines(c.reads.reindex([i for i in c.table.index if i in c.reads.index]))
     f = c.fidelity
     if f is not None and len(f):

@@ -14,7 +14,7 @@ import indexes
 import workloads
 from indexbench import api
 from indexbench.advise import run as advise_run
-from indexbench.advise.answer import chosen_settings, crossovers, horizon_seconds
+from indexbench.advise.answer import _why, chosen_settings, crossovers, horizon_seconds
 from indexbench.advise.probes import Probe, carried_to, run_probe
 from indexbench.advise.request import AdviceRequest, geometric
 from indexbench.cli import main
@@ -243,3 +243,13 @@ def test_a_similar_table_is_never_larger_than_the_one_it_stands_for():
     assert similar_sizes(req, 50_000) == (1_600, 800)
     for p in probes(req):
         assert p.scale <= 1.0 and (p.exact or p.table_size > 1_000 or p.scale < 1)
+
+
+def test_crossover_reasons_write_seconds_whole_from_a_thousand():
+    """A crossing at a billion keys is thousands of seconds a batch: written 2,061, not
+    2.06e+03 (as the cost table's cells)."""
+    row = {"tag_s": 1.0, "commit_s": 0.0, "services_s": 0.0, "files_read": 0, "resizes": 0}
+    line = _why(pd.Series({**row, "index": "multiple-rehash", "write_s": 1893.4}),
+                pd.Series({**row, "index": "simple-bucket", "write_s": 2061.2}))
+    assert "2,061 s a batch" in line and "1,893 s for multiple-rehash" in line
+    assert "e+" not in line

@@ -204,12 +204,14 @@ def test_calibration_of_several_runs_fits_them_as_one(tmp_path):
     run = _real_run().assign(index="bloom", run_mode="run", batch=range(80))
     halves = [run.iloc[:40], run.iloc[40:]]
     for i, half in enumerate(halves):
-        contract.write_metrics(tmp_path / f"r{i}", half.to_dict("records"))
+        contract.write_metrics(tmp_path / f"r{i}",
+                               half.assign(run_id=f"run-{i}").to_dict("records"))
     both, report = api.calibrate([str(tmp_path / "r0"), str(tmp_path / "r1")],
                                  base="local", cores=CORES)
     one, _ = api.calibrate(str(tmp_path / "r0"), base="local", cores=CORES)
     whole, _ = calibrate(run, base="local", cores=CORES)
-    assert report["rows"] == 80
+    assert report["rows"] == 80 and "of 2 real runs" in both.note
+    assert "of a real run" in one.note
     for field in ("cpu_record_write_s", "cpu_footer_key_s", "write_latency_s"):
         assert getattr(both, field) == pytest.approx(getattr(whole, field), rel=1e-6)
     assert one != both

@@ -13,7 +13,7 @@ import indexes
 from indexbench.advise.probes import table_shape
 from indexbench.advise.request import AdviceRequest
 from indexes import roles
-from reports.advice import Answer, Crossover, Recommendation
+from reports.advice import Answer, Crossover, Recommendation, secs
 
 # indexes whose cost per batch is within this share of the best are tied with it
 TIE = 0.02
@@ -59,16 +59,16 @@ def _why(winner: pd.Series, loser: pd.Series) -> str:
     phase = max(parts, key=lambda k: abs(parts[k][1] - parts[k][0]))
     w, lo = parts[phase]
     if phase == "tag":
-        return (f"{loser['index']} tags in {lo:.3g} s a batch, reading "
-                f"{loser['files_read']:,.0f} files, against {w:.3g} s for {winner['index']}")
+        return (f"{loser['index']} tags in {secs(lo)} s a batch, reading "
+                f"{loser['files_read']:,.0f} files, against {secs(w)} s for {winner['index']}")
     if phase == "commit":
-        return (f"{loser['index']} updates its index at commit in {lo:.3g} s a batch against "
-                f"{w:.3g} s for {winner['index']}")
+        return (f"{loser['index']} updates its index at commit in {secs(lo)} s a batch against "
+                f"{secs(w)} s for {winner['index']}")
     if phase == "write":
-        return (f"{loser['index']} writes in {lo:.3g} s a batch (its files are larger or "
-                f"more of them are rewritten) against {w:.3g} s for {winner['index']}")
-    return (f"{loser['index']} spends {lo:.3g} s a batch on table services ("
-            f"{loser['resizes']:.2g} resizes a batch) against {w:.3g} s for "
+        return (f"{loser['index']} writes in {secs(lo)} s a batch (its files are larger or "
+                f"more of them are rewritten) against {secs(w)} s for {winner['index']}")
+    return (f"{loser['index']} spends {secs(lo)} s a batch on table services ("
+            f"{loser['resizes']:.2g} resizes a batch) against {secs(w)} s for "
             f"{winner['index']}")
 
 

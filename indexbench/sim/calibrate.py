@@ -84,6 +84,12 @@ def _identifiable(x: np.ndarray) -> tuple[list[int], dict[int, str]]:
     return kept, why
 
 
+def _runs(metrics: pd.DataFrame) -> str:
+    """'a real run', or 'N real runs' when the rows carry several run ids."""
+    n = metrics["run_id"].nunique() if "run_id" in metrics.columns else 1
+    return "a real run" if n <= 1 else f"{n} real runs"
+
+
 def _on(value: float | pd.Series, rows: pd.Series) -> float | pd.Series:
     """A per-row Series taken at ``rows``' index; a number as it is."""
     return value.loc[rows.index] if isinstance(value, pd.Series) else value
@@ -269,7 +275,7 @@ def calibrate(metrics: pd.DataFrame, base: str = "local", *, cores: int | None =
     else:
         kept_base["record_bytes_ratio"] = "no bytes_written / records_written"
     fitted = replace(base_prof, name=f"{base_prof.name}-calibrated",
-                     note=f"calibrated on {report['rows']} rows of a real run at "
+                     note=f"calibrated on {report['rows']} rows of {_runs(metrics)} at "
                           f"parallelism {p} (R² {report['r2']:.3f}) from base "
                           f"{base_prof.name!r}", **changes)
     return fitted, report
