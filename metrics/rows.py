@@ -80,6 +80,12 @@ class WriteTotals:
         )
 
 
+def _as_float(value: Any) -> float | None:
+    """A counter summed exactly (a ``Fraction``: the same whatever order tasks finished
+    in) as the float the row keeps."""
+    return None if value is None else float(value)
+
+
 def footer_keys(slices: Iterable[Any]) -> int:
     """Keys the index's footers indexed in new base files (slices with ``num_records`` and
     ``index_bytes``, as the simulator writes them): what ``from_stats`` counts."""
@@ -179,7 +185,7 @@ def upsert_row(*, batch_no: int, instant: str, input_records: int, records: int,
         "bytes_read_fp_only": counts.get("bytes_read_fp_only", 0),
         # reference, not a measurement: Σ over probed filters of negatives × the filter's
         # theoretical fpp at its row fill (what the measured FP should be close to)
-        "fp_theory": counts.get("fp_theory"),
+        "fp_theory": _as_float(counts.get("fp_theory")),
         "probed_keys_per_file": _per_negative_probe(counts, "probed_file_keys"),
         "small_files_topped_up": counts.get("small_files_topped_up", 0),
         "small_file_inserts": counts.get("small_file_inserts", 0),

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
+from fractions import Fraction
 
 import numpy as np
 import pyarrow as pa
@@ -37,7 +38,9 @@ def count_theory(counts: Counter, negatives: int, fpp: float, file_keys: int) ->
     """The reference figure next to the measured FPs: negative probes of a filter times
     its theoretical fpp at its row fill, and the keys each negative probe met."""
     if negatives:
-        counts["fp_theory"] += negatives * fpp
+        # exact (a float is a dyadic fraction): tasks' sums reach the driver in the order
+        # they finish, and float addition in another order differs in the last bit
+        counts["fp_theory"] += Fraction(negatives * fpp)
         counts["probed_file_keys"] += int(negatives) * int(file_keys)
 
 
