@@ -8,7 +8,6 @@
 from __future__ import annotations
 
 import json
-import math
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -530,16 +529,11 @@ def calibrate(run_dir: str | Sequence[str], out: str | None = None, base: str = 
         frames.append(df)
         record_bytes += [modelled[0]] * len(df)
         file_bytes += [modelled[1]] * len(df)
-    df = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
-    if len(frames) > 1:
-        per_record = pd.Series(record_bytes, index=df.index, dtype=float)
-        per_file = pd.Series(file_bytes, index=df.index, dtype=float)
-    else:
-        per_record = None if math.isnan(record_bytes[0]) else record_bytes[0]
-        per_file = file_bytes[0]
-    profile, report_ = cost.calibrate(df, base=base, cores=cores or os.cpu_count(),
-                                      modelled_record_bytes=per_record,
-                                      modelled_file_bytes=per_file)
+    df = pd.concat(frames, ignore_index=True)
+    profile, report_ = cost.calibrate(
+        df, base=base, cores=cores or os.cpu_count(),
+        modelled_record_bytes=pd.Series(record_bytes, index=df.index, dtype=float),
+        modelled_file_bytes=pd.Series(file_bytes, index=df.index, dtype=float))
     if out:
         profile.save(out)
     return profile, report_

@@ -263,10 +263,9 @@ def calibrate(metrics: pd.DataFrame, base: str = "local", *, cores: int | None =
         keep &= sized.notna()
     if written is not None and records is not None:
         written, records, files = written[keep], records[keep], files[keep]
-    per_row = isinstance(modelled_record_bytes, pd.Series)
-    if per_row and modelled_record_bytes.isna().any():
-        kept_base["record_bytes_ratio"] = "a run's workload (modelled record size) unknown"
-    elif not per_row and not modelled_record_bytes:
+    unknown = (modelled_record_bytes.isna().any()
+               if isinstance(modelled_record_bytes, pd.Series) else not modelled_record_bytes)
+    if unknown:
         kept_base["record_bytes_ratio"] = "the run's workload (modelled record size) unknown"
     elif written is not None and records is not None and records.sum() > 0:
         modelled = float((records * _on(modelled_record_bytes, records)).sum()
