@@ -101,8 +101,9 @@ class Param:
 # How a priced counter's quantity is spread (``Price.spread``): requests are round trips
 # over the cores (each waits one at least); ``per_core`` work divides over the cores;
 # ``bytes`` go at the profile's bandwidth (``model_<name>`` in a simulated row); the
-# driver's requests follow one another.
-PRICE_SPREADS = ("requests", "per_core", "bytes", "driver")
+# driver's requests follow one another; ``job``: the counter's work runs as one Spark
+# job of the index's own in the commit phase, paid once when the counter is not 0.
+PRICE_SPREADS = ("requests", "per_core", "bytes", "driver", "job")
 
 
 @dataclass(frozen=True)
@@ -123,6 +124,9 @@ class Price:
         if self.phase not in ("tag", "write", "commit") or self.spread not in PRICE_SPREADS:
             raise ValueError(f"a price's phase is tag, write or commit and its spread one "
                              f"of {PRICE_SPREADS}, not {self.phase!r}, {self.spread!r}")
+        if self.spread == "job" and self.phase != "commit":  # the others' jobs: overheads
+            raise ValueError("a price spread as a job is the commit phase's: the tag and "
+                             "write phases' own jobs are their overheads")
 
 
 @dataclass(frozen=True)

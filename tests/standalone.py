@@ -85,6 +85,14 @@ def standalone_cluster(cores: int = 2, memory: str = "4g",
     os.makedirs(root, exist_ok=True)
     env = dict(os.environ, SPARK_HOME=os.path.dirname(pyspark.__file__),
                SPARK_LOCAL_IP="127.0.0.1", SPARK_LOG_DIR=root, SPARK_WORKER_DIR=root)
+    # the executors compile as the driver does: C1 only when its SPARK_SUBMIT_OPTS say so
+    # (tests, CI's quick asv pass: short runs), through the worker's environment, which
+    # every executor JVM it starts inherits; a real run's options leave them as they are
+    jit = [o for o in os.environ.get("SPARK_SUBMIT_OPTS", "").split()
+           if o.startswith("-XX:TieredStopAtLevel=")]
+    if jit:
+        env["JAVA_TOOL_OPTIONS"] = " ".join([os.environ.get("JAVA_TOOL_OPTIONS", ""), *jit]
+                                            ).strip()
     port = _free_port()
     url = f"spark://127.0.0.1:{port}"
     daemons: list[subprocess.Popen] = []

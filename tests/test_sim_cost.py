@@ -22,6 +22,7 @@ from indexbench.sim.cost import (
     model_seconds,
     profile,
 )
+from indexes.base import Price
 from tableformat.errors import IndexBenchError
 
 CORES = 4
@@ -82,6 +83,25 @@ def test_footer_keys_are_priced_in_the_write_phase_only():
         built["model_total_s"] - base["model_total_s"])
     for phase in ("model_tag_s", "model_commit_s"):
         assert built[phase] == base[phase]
+
+
+def test_an_index_job_is_paid_once_in_the_commit_and_its_records_over_the_cores():
+    """external-kv's puts run as a Spark job of its own: the commit pays index_job_s once
+    when it put entries (not per entry, not when it put none) and index_job_record_s per
+    entry over the cores; no other phase changes."""
+    prof = replace(PROFILES["local"], index_job_s=0.3, index_job_record_s=10e-6)
+    none = model_seconds(dict(ROW, kv_puts=0), prof, cores=CORES)
+    one = model_seconds(dict(ROW, kv_puts=1), prof, cores=CORES)
+    many = model_seconds(ROW, prof, cores=CORES)
+    kv = PROFILES["local"].kv_key_s + 10e-6  # the server's cost per key and the job's
+    assert one["model_commit_s"] - none["model_commit_s"] == pytest.approx(0.3 + kv / CORES)
+    assert many["model_commit_s"] - one["model_commit_s"] == pytest.approx(
+        (ROW["kv_puts"] - 1) * kv / CORES)
+    assert one["model_overhead_s"] - none["model_overhead_s"] == pytest.approx(0.3)
+    for phase in ("model_tag_s", "model_write_s"):
+        assert many[phase] == none[phase]
+    with pytest.raises(ValueError, match="commit phase's"):
+        Price("tag", "index_job_s", "job")
 
 
 def test_s3_slower_than_local_for_file_heavy_work():
@@ -163,7 +183,8 @@ TRUE = replace(PROFILES["local"], name="truth", cpu_hash_s=3e-6, cpu_record_tag_
                cpu_record_write_s=5e-6, read_latency_s=2e-3, write_latency_s=4e-3,
                read_stream_bps=50e6, write_stream_bps=30e6, max_read_bps=0.0,
                max_write_bps=0.0, tag_overhead_s=0.5, write_overhead_s=0.3,
-               commit_overhead_s=0.05, cpu_footer_key_s=4e-6)
+               commit_overhead_s=0.05, cpu_footer_key_s=4e-6, index_job_s=0.4,
+               index_job_record_s=20e-6)
 
 
 def _real_run(n: int = 80, seed: int = 7, collinear: bool = False) -> pd.DataFrame:
@@ -182,6 +203,8 @@ def _real_run(n: int = 80, seed: int = 7, collinear: bool = False) -> pd.DataFra
     })
     # the rows of an index with footer filters build them from every key written
     df["footer_keys_written"] = np.where(rng.random(n) < 0.5, df["records_written"], 0.0)
+    # a third of the rows put entries to a key-value index: a Spark job of its own
+    df["kv_puts"] = np.where(rng.random(n) < 1 / 3, rng.uniform(1e3, 1e5, n).round(), 0.0)
     timed = model_frame(df, TRUE, cores=CORES)
     for phase in ("tag", "write", "commit"):
         noise = 1 + rng.normal(0, 0.01, n)
@@ -244,7 +267,7 @@ def test_calibration_recovers_known_constants():
     for field in ("cpu_hash_s", "cpu_record_tag_s", "cpu_record_write_s",
                   "cpu_footer_key_s", "read_latency_s",
                   "write_latency_s", "tag_overhead_s", "write_overhead_s",
-                  "commit_overhead_s"):
+                  "commit_overhead_s", "index_job_s", "index_job_record_s"):
         assert getattr(fitted, field) == pytest.approx(getattr(TRUE, field), rel=0.10), field
     assert fitted.read_bandwidth(CORES) == pytest.approx(TRUE.read_bandwidth(CORES), rel=0.10)
     assert fitted.write_bandwidth(CORES) == pytest.approx(TRUE.write_bandwidth(CORES), rel=0.10)
@@ -257,6 +280,25 @@ def test_calibration_recovers_known_constants():
     assert report["rmse_s"] > 0
     # the fitted profile is a normal profile: saved, loaded, used by name of file
     assert CostProfile.from_json(fitted.to_json()) == fitted
+
+
+def test_calibration_keeps_the_index_job_constants_without_such_a_job():
+    run = _real_run()
+    run["kv_puts"] = 0.0
+    run["commit_s"] = model_frame(run, TRUE, cores=CORES)["model_commit_s"]
+    fitted, report = calibrate(run, base="local", cores=CORES)
+    assert report["kept_base"]["index_job_s"] == "no index job in the data"
+    assert fitted.index_job_s == PROFILES["local"].index_job_s
+    assert fitted.commit_overhead_s == pytest.approx(TRUE.commit_overhead_s, rel=0.05)
+    # one job size only: the fixed cost is fitted, the per-record cost is the base's
+    run["kv_puts"] = np.where(run.index % 3 == 0, 5000.0, 0.0)
+    run["commit_s"] = model_frame(run, TRUE, cores=CORES)["model_commit_s"]
+    fitted, report = calibrate(run, base="local", cores=CORES)
+    assert report["kept_base"]["index_job_record_s"] == "collinear with index_job_s in the data"
+    assert fitted.index_job_record_s == PROFILES["local"].index_job_record_s
+    assert fitted.index_job_s == pytest.approx(
+        TRUE.index_job_s + 5000 * (TRUE.index_job_record_s - fitted.index_job_record_s) / CORES,
+        rel=1e-3)  # less what the other fitted constants model of the commit
 
 
 def test_calibration_keeps_base_for_collinear_work():

@@ -19,7 +19,15 @@ import pandas as pd
 
 import indexes
 from indexbench.sim.profiles import CostProfile, profile
-from indexbench.sim.time_model import _KV, _features, _numeric, _phase_seconds, _theta, _work
+from indexbench.sim.time_model import (
+    _KV,
+    INDEX_JOB,
+    _features,
+    _numeric,
+    _phase_seconds,
+    _theta,
+    _work,
+)
 from indexes import roles
 
 # Constants fitted from tag_s and write_s, in the order they win when two are collinear.
@@ -63,8 +71,9 @@ def _nnls(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.maximum(x, 0.0)
 
 
-def _identifiable(x: np.ndarray) -> tuple[list[int], dict[int, str]]:
-    """Columns the data can separate, greedily in ``_FIT`` order; why the others cannot."""
+def _identifiable(x: np.ndarray, names: tuple[str, ...] = _FIT
+                  ) -> tuple[list[int], dict[int, str]]:
+    """Columns the data can separate, greedily in ``names`` order; why the others cannot."""
     norms = np.linalg.norm(x, axis=0)
     kept: list[int] = []
     why: dict[int, str] = {}
@@ -78,7 +87,7 @@ def _identifiable(x: np.ndarray) -> tuple[list[int], dict[int, str]]:
             q, _ = np.linalg.qr(basis)
             if np.linalg.norm(col - q @ (q.T @ col)) < _MIN_INDEPENDENT:
                 other = kept[int(np.argmax(np.abs(basis.T @ col)))]
-                why[j] = f"collinear with {_field(_FIT[other])} in the data"
+                why[j] = f"collinear with {_field(names[other])} in the data"
                 continue
         kept.append(j)
     return kept, why
@@ -109,6 +118,35 @@ def fit_kv(metrics: pd.DataFrame, base: CostProfile) -> tuple[dict[str, float],
     columns = {str(c): _numeric(metrics, c).to_numpy(dtype=float) for c in metrics.columns}
     classes = [indexes.index_class(n) for n in indexes.names()]
     return roles.fit_cost_constants(columns, base, classes)
+
+
+def _fit_commit(y: np.ndarray, feats: dict[str, np.ndarray], theta: dict[str, float]
+                ) -> tuple[int, dict[str, float], dict[str, str]]:
+    """The commit's constants from measured ``commit_s`` (rows with a finite one), what
+    the other constants (``theta``) model of it taken out: ``commit_overhead_s`` the median
+    left in rows that ran no index job of their own (robust to a stray slow commit), then
+    the job's fixed and per-record costs (:data:`INDEX_JOB`) by non-negative least squares
+    of what is left in the rows that ran one. Returns (rows used, fitted, why kept)."""
+    ok = np.isfinite(y)
+    n = len(y)
+    rest = _phase_seconds({k: v for k, v in feats.items()
+                           if k not in ("commit_overhead_s", *INDEX_JOB)}, theta)
+    left = y - np.broadcast_to(rest, (n,))
+    ran = ok & (np.broadcast_to(feats["index_job_s"], (n,)) > 0)
+    plain = ok & ~ran
+    overhead = max(0.0, float(np.median(left[plain if plain.any() else ok])))
+    fitted, why = {"commit_overhead_s": overhead}, {}
+    if not ran.any():
+        return int(ok.sum()), fitted, dict.fromkeys(INDEX_JOB, "no index job in the data")
+    x = np.column_stack([np.broadcast_to(feats[k], (n,))[ran] for k in INDEX_JOB])
+    kept, reasons = _identifiable(x, INDEX_JOB)
+    fixed = [j for j in range(len(INDEX_JOB)) if j not in kept]
+    y_job = left[ran] - overhead - x[:, fixed] @ np.array([theta[INDEX_JOB[j]] for j in fixed])
+    norms = np.linalg.norm(x[:, kept], axis=0)
+    for j, value in zip(kept, _nnls(x[:, kept] / norms, y_job) / norms, strict=True):
+        fitted[INDEX_JOB[j]] = float(value)
+    why.update({INDEX_JOB[j]: reasons[j] for j in fixed})
+    return int(ok.sum()), fitted, why
 
 
 def _refuse_untimed_upserts(metrics: pd.DataFrame) -> None:
@@ -217,13 +255,10 @@ def calibrate(metrics: pd.DataFrame, base: str = "local", *, cores: int | None =
     commit_rows = 0
     commit_y = _numeric(metrics, "commit_s")
     if commit_y is not None and np.isfinite(commit_y.to_numpy(dtype=float)).any():
-        ok = np.isfinite(commit_y.to_numpy(dtype=float))
-        rest = _phase_seconds({k: v for k, v in feats["commit"].items()
-                               if k != "commit_overhead_s"}, new)
-        rest = np.broadcast_to(rest, (n,))
-        left = commit_y.to_numpy(dtype=float)[ok] - rest[ok]
-        changes["commit_overhead_s"] = max(0.0, float(np.median(left)))
-        commit_rows = int(ok.sum())
+        commit_rows, fitted_commit, why_commit = _fit_commit(
+            commit_y.to_numpy(dtype=float), feats["commit"], new)
+        changes.update(fitted_commit)
+        kept_base.update(why_commit)
     else:
         kept_base["commit_overhead_s"] = "no measured commit_s"
 

@@ -67,6 +67,14 @@ class CostProfile:
     # fpp 1e-9 sets k ~ 30 bits per key, the hashes of a probe (cpu_probe_s): ~1 us
     # (_HUDI_CONFIG, _DEAN). The same in every profile; ``calibrate`` fits it.
     cpu_footer_key_s: float = 1e-6
+    # A Spark job an index runs itself in the commit phase, to update its state on the
+    # executors (external-kv's puts: the inserts shuffled by file group, a Python task
+    # per group): its fixed cost, as the tagging job's overhead (_SPARK_TUNING), and the
+    # cost of a record it carries, as a record through a shuffle and join
+    # (_SPARK_CODEGEN). The same in every profile; ``calibrate`` fits both from the
+    # commit seconds of rows that ran such a job.
+    index_job_s: float = 0.2
+    index_job_record_s: float = 750e-9
     # An external key-value index server (Hudi's HBase index; external-kv's redis): one
     # request's round trip and its cost per key carried, the p99/p50 ratio of requests,
     # and the server's memory as base + bytes per entry (``calibrate`` fits all five from

@@ -34,16 +34,19 @@ row are 0, byte columns are read from ``model_<col>`` (simulated rows) or ``<col
             + read_latency_s * partitions_touched      # driver lists each partition
             + Σ bytes / BW_w
             + kv_round_trip_s * (lat(Σ requests) + Σ driver) + kv_key_s * Σ per_core / p
+            + index_job_s * Σ job + index_job_record_s * Σ per_core / p
     total   = tag + write + commit  ( = model_io_s + model_cpu_s + model_overhead_s )
 
 The Σ terms are the counters the indexes declare with a price
 (:class:`indexes.base.Price`: a phase, the constant, how the quantity spreads over
-the cores), so the model names no index's counter. dynamic-rli prices its RLI files
-read while tagging and written before the commit; external-kv (Hudi's HBase index) its
-multi-gets while tagging, its puts before the commit and the driver's own requests
-(journals, rollbacks: every request less the other two). The key-value server's
-constants are fitted from the run's measured request latencies by the index that
-measures them (:class:`indexes.roles.FitsCostProfile`;
+the cores, or ``job``: one Spark job of the index's own in the commit phase, paid once
+when the counter is not 0), so the model names no index's counter. dynamic-rli prices
+its RLI files read while tagging and written before the commit; external-kv (Hudi's
+HBase index) its multi-gets while tagging, its puts before the commit (and the Spark
+job that sends them: ``index_job_s``, ``index_job_record_s`` per entry) and the
+driver's own requests (journals, rollbacks: every request less the other two). The
+key-value server's constants are fitted from the run's measured request latencies by
+the index that measures them (:class:`indexes.roles.FitsCostProfile`;
 :func:`indexbench.sim.calibrate.fit_kv`), not from seconds.
 
 A table service's row (``operation`` a rescale or a compaction: not an upsert or a
@@ -115,12 +118,14 @@ _THETA = ("tag_overhead_s", "write_overhead_s", "commit_overhead_s", "cpu_hash_s
           "cpu_probe_s", "cpu_record_tag_s", "cpu_record_write_s", "cpu_footer_key_s",
           "read_latency_s",
           "write_latency_s", "read_byte_s", "write_byte_s", "shuffle_byte_s",
-          "kv_round_trip_s", "kv_key_s")
+          "kv_round_trip_s", "kv_key_s", "index_job_s", "index_job_record_s")
 # the key-value server's constants: fitted from its measured requests, not from seconds
 _KV = ("kv_round_trip_s", "kv_key_s")
-_OVERHEAD = {"tag_overhead_s", "write_overhead_s", "commit_overhead_s"}
+_OVERHEAD = {"tag_overhead_s", "write_overhead_s", "commit_overhead_s", "index_job_s"}
 _CPU = {"cpu_hash_s", "cpu_probe_s", "cpu_record_tag_s", "cpu_record_write_s",
-        "cpu_footer_key_s"}
+        "cpu_footer_key_s", "index_job_record_s"}
+# an index's own Spark job in the commit phase: its fixed cost and its records'
+INDEX_JOB = ("index_job_s", "index_job_record_s")
 
 
 def _numeric(df: pd.DataFrame, col: str) -> pd.Series | None:
@@ -178,6 +183,8 @@ def _priced(w: dict[str, np.ndarray], p: int, phase: str, constant: str,
             requests = v if requests is None else requests + v
         elif price.spread == "per_core":
             other = other + v / p
+        elif price.spread == "job":  # one job of the index's own when there is work
+            other = other + (v > 0)
         elif price.spread == "driver":  # one after another; less what is priced elsewhere
             for c in price.less:
                 v = v - w[c]
@@ -225,6 +232,7 @@ def _features(w: dict[str, np.ndarray], p: int, commit_files: int
         "write_byte_s": _priced(w, p, "commit", "write_byte_s"),
         "kv_round_trip_s": _priced(w, p, "commit", "kv_round_trip_s"),
         "kv_key_s": _priced(w, p, "commit", "kv_key_s"),
+        **{k: _priced(w, p, "commit", k) for k in INDEX_JOB},
     }
     return {"tag": tag, "write": write, "commit": commit}
 

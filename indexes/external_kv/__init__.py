@@ -91,8 +91,12 @@ class ExternalKvIndex(AdvisedSettings, ExternalResources, DeclaredFigures, Point
                priced=(Price("tag", "kv_round_trip_s"),)),
         Metric("kv_stale_entries", "entries found naming an instant not on the completed "
                "timeline (ignored: the record is tagged as an insert)", counter=True),
+        # the puts run as a Spark job of their own: inserts shuffled by file group, one
+        # Python task per group building and sending its entries
         Metric("kv_puts", "entries put (new keys and keys whose entry was stale)",
-               priced=(Price("commit", "kv_key_s", "per_core"),)),
+               priced=(Price("commit", "kv_key_s", "per_core"),
+                       Price("commit", "index_job_s", "job"),
+                       Price("commit", "index_job_record_s", "per_core"))),
         Metric("kv_put_round_trips", "put requests",
                priced=(Price("commit", "kv_round_trip_s"),)),
         Metric("kv_round_trips", "every request to the store: lookups, puts, rollbacks",
