@@ -71,7 +71,7 @@ def _nnls(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.maximum(x, 0.0)
 
 
-def _identifiable(x: np.ndarray, names: tuple[str, ...] = _FIT
+def _identifiable(x: np.ndarray, names: tuple[str, ...]
                   ) -> tuple[list[int], dict[int, str]]:
     """Columns the data can separate, greedily in ``names`` order; why the others cannot."""
     norms = np.linalg.norm(x, axis=0)
@@ -91,6 +91,20 @@ def _identifiable(x: np.ndarray, names: tuple[str, ...] = _FIT
                 continue
         kept.append(j)
     return kept, why
+
+
+def _fit_identifiable(x: np.ndarray, y: np.ndarray, names: tuple[str, ...],
+                      theta: dict[str, float]) -> tuple[dict[str, float], dict[str, str]]:
+    """Non-negative least squares of ``y`` on the columns of ``x`` (one per name) the data
+    can separate; the others keep ``theta``'s value, taken out of ``y`` first. Returns
+    (fitted by name, why each other was kept by name)."""
+    kept, why = _identifiable(x, names)
+    fixed = [j for j in range(len(names)) if j not in kept]
+    y_adj = y - x[:, fixed] @ np.array([theta[names[j]] for j in fixed])
+    norms = np.linalg.norm(x[:, kept], axis=0)
+    fit = _nnls(x[:, kept] / norms, y_adj) / norms
+    return ({names[j]: float(v) for j, v in zip(kept, fit, strict=True)},
+            {names[j]: why[j] for j in fixed})
 
 
 def _runs(metrics: pd.DataFrame) -> str:
@@ -132,21 +146,15 @@ def _fit_commit(y: np.ndarray, feats: dict[str, np.ndarray], theta: dict[str, fl
     rest = _phase_seconds({k: v for k, v in feats.items()
                            if k not in ("commit_overhead_s", *INDEX_JOB)}, theta)
     left = y - np.broadcast_to(rest, (n,))
-    ran = ok & (np.broadcast_to(feats["index_job_s"], (n,)) > 0)
+    ran = ok & (feats["index_job_s"] > 0)
     plain = ok & ~ran
     overhead = max(0.0, float(np.median(left[plain if plain.any() else ok])))
-    fitted, why = {"commit_overhead_s": overhead}, {}
+    fitted = {"commit_overhead_s": overhead}
     if not ran.any():
         return int(ok.sum()), fitted, dict.fromkeys(INDEX_JOB, "no index job in the data")
-    x = np.column_stack([np.broadcast_to(feats[k], (n,))[ran] for k in INDEX_JOB])
-    kept, reasons = _identifiable(x, INDEX_JOB)
-    fixed = [j for j in range(len(INDEX_JOB)) if j not in kept]
-    y_job = left[ran] - overhead - x[:, fixed] @ np.array([theta[INDEX_JOB[j]] for j in fixed])
-    norms = np.linalg.norm(x[:, kept], axis=0)
-    for j, value in zip(kept, _nnls(x[:, kept] / norms, y_job) / norms, strict=True):
-        fitted[INDEX_JOB[j]] = float(value)
-    why.update({INDEX_JOB[j]: reasons[j] for j in fixed})
-    return int(ok.sum()), fitted, why
+    x = np.column_stack([feats[k][ran] for k in INDEX_JOB])
+    job, why = _fit_identifiable(x, left[ran] - overhead, INDEX_JOB, theta)
+    return int(ok.sum()), {**fitted, **job}, why
 
 
 def _refuse_untimed_upserts(metrics: pd.DataFrame) -> None:
@@ -219,20 +227,12 @@ def calibrate(metrics: pd.DataFrame, base: str = "local", *, cores: int | None =
     y = np.concatenate(ys)
     phase_of = np.array(phases)
 
-    kept, why = _identifiable(x)
-    fixed = [j for j in range(len(_FIT)) if j not in kept]
-    base_vec = np.array([theta[k] for k in _FIT])
-    y_adj = y - x[:, fixed] @ base_vec[fixed]
-    norms = np.linalg.norm(x[:, kept], axis=0)
-    fit = _nnls(x[:, kept] / norms, y_adj) / norms
-    new = dict(theta)
-    for j, value in zip(kept, fit, strict=True):
-        new[_FIT[j]] = float(value)
+    fit, why = _fit_identifiable(x, y, _FIT, theta)
+    new = {**theta, **fit}
 
-    changes: dict[str, Any] = {k: new[k] for k in _FIT if k in {_FIT[j] for j in kept}
-                               and not k.endswith("_byte_s")}
+    changes: dict[str, Any] = {k: v for k, v in fit.items() if not k.endswith("_byte_s")}
     changes.update(kv_fit)
-    kept_base = {_field(_FIT[j]): why[j] for j in fixed}
+    kept_base = {_field(k): reason for k, reason in why.items()}
     kept_base.update(kv_why)
     for key, stream, cap in (("read_byte_s", "read_stream_bps", "max_read_bps"),
                              ("write_byte_s", "write_stream_bps", "max_write_bps")):
