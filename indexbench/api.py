@@ -213,6 +213,7 @@ def compare(indexes_: Sequence[str] | None = None, workload: str | workloads.Wor
             notify: Callable[[str], None] | None = None, query_phase: bool = True,
             table_types: Sequence[str] = (), timing: str = "phases",
             peer_params: dict[str, dict[str, str]] | None = None,
+            peer_index_params: dict[str, dict[str, Any]] | None = None,
             **sizes: Any) -> pd.DataFrame:
     """Run every index on identical batches (same workload and seed), one metrics file.
 
@@ -228,7 +229,11 @@ def compare(indexes_: Sequence[str] | None = None, workload: str | workloads.Wor
     ``hoodie.table.type``). ``timing``: as :func:`run`'s. ``peer_params``: a peer's
     own settings (``{"hudi": {"hoodie.metadata.enable": "false"}}``); ``hudi`` writes
     ``hudi-<index>`` for each index in the run that Hudi has, per table type, and
-    ``hudi-simple`` (docs/peers.md).
+    ``hudi-simple`` (docs/peers.md). ``peer_index_params``: the parameters a peer's
+    series mirror for an index, where they are not the index's own ``params``
+    (``advise --check`` runs Hudi's writer at the settings its own model chose); a
+    series so run is not held to our table by ``fidelity`` (``same_params`` false in
+    run.json's peers).
     """
     from indexbench.sim.driver import size_notes
     from indexbench.spark import get_session, session_facts
@@ -238,7 +243,8 @@ def compare(indexes_: Sequence[str] | None = None, workload: str | workloads.Wor
     for name, settings in (peer_params or {}).items():
         peerlib.check_settings(name, settings)
     names = list(indexes_ or default_compare_indexes())
-    plan = peerlib.planned(peer_names, names, table_types, params, peer_params)
+    mirrored = {**(params or {}), **(peer_index_params or {})}
+    plan = peerlib.planned(peer_names, names, table_types, mirrored, peer_params)
     peerlib.prepare(peer_names, notify)
     w = load_workload(workload, **sizes)
     run_id = run_id or m.new_run_id()
@@ -265,10 +271,15 @@ def compare(indexes_: Sequence[str] | None = None, workload: str | workloads.Wor
                 _tell(notify, f"peer {s.label}: no such table ({s.absent})")
                 continue
             frame, peer_info[s.label] = _compare_peer(
-                s.peer, s.series, w, out=out, params=params, progress=progress,
+                s.peer, s.series, w, out=out, params=mirrored, progress=progress,
                 run_id=run_id, notify=notify, indexes_rows=frames, table_type=s.table_type,
                 settings=(peer_params or {}).get(s.peer), several_types=len(types) > 1)
             frames.append(frame)
+            follows = peerlib.PEERS[s.peer].mirrored_index(s.series)
+            if follows and follows in (peer_index_params or {}):
+                same = dict(peer_index_params[follows]) == dict((params or {}).get(follows)
+                                                                  or {})
+                peer_info[s.label]["same_params"] = same
     finally:
         peerlib.stop_all()
     if query_phase:
@@ -458,6 +469,7 @@ def advise(workload: str | workloads.Workload = "uniform", *,
            points: int = 6, probe_batches: int = 2, parallelism: int = 2, jobs: int = 1,
            out: str | None = None, check: bool = False, check_batches: int = 3,
            check_peers: Sequence[str] = (), master: str | None = None,
+           hudi_storage: str | None = None,
            notify: Callable[[str], None] | None = None, **shape: Any):
     """``indexbench advise``: which index for a table shaped like ``workload`` (its
     fields in ``shape`` override it: ``update_fraction``, ``key_format``, ...), with
@@ -466,7 +478,9 @@ def advise(workload: str | workloads.Workload = "uniform", *,
     the path of its page. ``check``: also run the indexes at the chosen settings on
     real Spark at the size now (``check_batches`` batches, ``check_peers``: ``("hudi",)``
     for Hudi's own writer beside them) and hold the ranking against the measured one
-    (``answer.check``)."""
+    (``answer.check``). ``hudi_storage``: a profile ``calibrate(writer="hudi")`` fitted
+    to Apache Hudi's own writer: the indexes Hudi has ranked as Hudi's writer runs them
+    too (``answer.hudi``), and the check holds Hudi's measured ranking to it."""
     from indexbench.advise.check import CheckRequest
     from indexbench.advise.request import AdviceRequest
     from indexbench.advise.run import advise as run_advice
@@ -479,15 +493,16 @@ def advise(workload: str | workloads.Workload = "uniform", *,
     req = AdviceRequest(w, batches_per_day=batches_per_day, horizon_days=horizon_days,
                         table_type=table_type, storage=storage, indexes=tuple(indexes or ()),
                         exact_limit=exact_limit, points=points, probe_batches=probe_batches,
-                        parallelism=parallelism)
+                        parallelism=parallelism, hudi_storage=hudi_storage)
     creq = CheckRequest(batches=check_batches, peers=tuple(check_peers), master=master)
     if check:
         peerlib.check(list(creq.peers))
 
     def measure(names: list[str], wl: workloads.Workload, params: dict[str, dict],
-                where: str) -> pd.DataFrame:
+                where: str, peer_index_params: dict[str, dict]) -> pd.DataFrame:
         return compare(names, wl, params=params, out=where, master=master,
-                       peers=creq.peers, notify=notify, query_phase=True)
+                       peers=creq.peers, notify=notify, query_phase=True,
+                       peer_index_params=peer_index_params or None)
 
     return run_advice(req, out=out, jobs=jobs, check=creq if check else None,
                       measure=measure)
@@ -507,33 +522,67 @@ def _modelled_record_bytes(run_dir: str) -> tuple[float, float] | None:
     return rb.base_record, rb.base_file
 
 
+OUR_WRITER = "indexbench"
+# the writers calibrate fits: ours, or a peer's own that mirrors our indexes
+CALIBRATED_WRITERS = (OUR_WRITER, "hudi")
+
+
+def _rows_of_writer(df: pd.DataFrame, writer: str) -> pd.DataFrame:
+    """The rows ``writer`` wrote: the driver's (not simulated, not a peer's), or a peer's
+    series that mirror one of our indexes (``peer_of``: Hudi's ``hudi-<index>``, whose
+    counters are Hudi's own; ``hudi-simple`` mirrors none, its tagging counts nothing)."""
+    mode = df["run_mode"].fillna("run") if "run_mode" in df.columns else pd.Series(
+        "run", index=df.index)
+    if writer == OUR_WRITER:
+        return df[mode == "run"]
+    who = df["peer_writer"].astype("string") if "peer_writer" in df.columns else \
+        pd.Series(pd.NA, index=df.index, dtype="string")
+    mirrors = df["peer_of"].notna() if "peer_of" in df.columns else False
+    return df[(mode == "peer") & who.str.startswith(f"{writer} ").fillna(False) & mirrors]
+
+
 def calibrate(run_dir: str | Sequence[str], out: str | None = None, base: str = "local",
-              cores: int | None = None) -> tuple[Any, dict]:
+              cores: int | None = None, writer: str = OUR_WRITER) -> tuple[Any, dict]:
     """Fit the CPU and local-disk constants of the simulator's time model to real runs'
     metrics (one run dir or several, fitted as one: a default comparison and one at
     Hudi's file sizing separate per-file from per-key costs); saves the profile JSON to
-    ``out`` (for ``sim --storage out``)."""
+    ``out`` (for ``sim --storage out``). ``writer``: whose rows — ours
+    (``indexbench``), or ``hudi``: the series of Hudi's own writer that mirror our
+    indexes in runs with ``--peers hudi``, fitted to Hudi's own counters and phases (the
+    profile ``advise --hudi-storage`` prices Hudi's writer with; ``base``: best our
+    machine's profile, whose constants Hudi's rows cannot tell are kept)."""
     from indexbench.sim import cost
 
+    if writer not in CALIBRATED_WRITERS:
+        raise IndexBenchError(f"calibrate: --writer must be one of "
+                              f"{', '.join(CALIBRATED_WRITERS)}, not {writer!r}")
     dirs = [run_dir] if isinstance(run_dir, str | os.PathLike) else list(run_dir)
     if not dirs:
         raise IndexBenchError("calibrate: give at least one run directory")
     frames, record_bytes, file_bytes = [], [], []
     for d in dirs:
-        df = m.read_metrics(d)
-        if "run_mode" in df.columns:  # the driver's rows only: not simulated, not a peer's
-            df = df[df["run_mode"].fillna("run") == "run"]
+        df = _rows_of_writer(m.read_metrics(d), writer)
         if df.empty:
-            raise IndexBenchError(f"{d}: no rows of a real run to calibrate on")
+            raise IndexBenchError(
+                f"{d}: no rows of a real run to calibrate on" if writer == OUR_WRITER else
+                f"{d}: no rows of {writer}'s writer mirroring an index (a compare with "
+                f"--peers {writer})")
         modelled = _modelled_record_bytes(str(d)) or (float("nan"), 0.0)
         frames.append(df)
         record_bytes += [modelled[0]] * len(df)
         file_bytes += [modelled[1]] * len(df)
     df = pd.concat(frames, ignore_index=True)
+    who = OUR_WRITER
+    if writer != OUR_WRITER:
+        versions = sorted(set(df["peer_writer"].astype(str)))
+        if len(versions) > 1:
+            raise IndexBenchError(f"calibrate: the runs were written by {', '.join(versions)}"
+                                  ": fit one writer's version at a time")
+        who = versions[0]
     profile, report_ = cost.calibrate(
         df, base=base, cores=cores or os.cpu_count(),
         modelled_record_bytes=pd.Series(record_bytes, index=df.index, dtype=float),
-        modelled_file_bytes=pd.Series(file_bytes, index=df.index, dtype=float))
+        modelled_file_bytes=pd.Series(file_bytes, index=df.index, dtype=float), writer=who)
     if out:
         profile.save(out)
     return profile, report_

@@ -367,7 +367,8 @@ def cmd_advise(args: argparse.Namespace) -> int:
         indexes=names, exact_limit=args.exact_limit, points=args.points,
         probe_batches=args.probe_batches, parallelism=args.parallelism, jobs=args.jobs,
         out=args.out, check=args.check, check_batches=args.check_batches,
-        check_peers=check_peers, master=args.master, notify=console.print, **shape)
+        check_peers=check_peers, master=args.master, hudi_storage=args.hudi_storage,
+        notify=console.print, **shape)
     print(advice_text(answer), end="")
     print(f"answer: {page} (took {answer.request['advise_s']:.0f} s)")
     return 0
@@ -486,8 +487,9 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     if args.out:
         check_out_file(args.out)
     profile, fit = api.calibrate(args.run_dir, out=args.out, base=args.base,
-                                 cores=args.cores)
-    t = RichTable(title=f"cost profile fitted to {', '.join(args.run_dir)} (base {args.base})")
+                                 cores=args.cores, writer=args.writer)
+    t = RichTable(title=f"cost profile of {profile.writer}'s writer fitted to "
+                        f"{', '.join(args.run_dir)} (base {args.base})")
     t.add_column("constant")
     t.add_column("value", justify="right")
     for k in fit.get("fitted", {}):
@@ -496,7 +498,8 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     console.print(f"rows {fit.get('rows')}, R² {fit.get('r2', float('nan')):.3f}; "
                   f"kept from {args.base}: {', '.join(fit.get('kept_base', {})) or 'none'}")
     if args.out:
-        console.print(f"profile: {args.out}  (indexbench sim --storage {args.out})")
+        use = "advise --hudi-storage" if args.writer != "indexbench" else "sim --storage"
+        console.print(f"profile: {args.out}  (indexbench {use} {args.out})")
     return 0
 
 

@@ -231,6 +231,10 @@ def _parser_advise(sub) -> argparse.ArgumentParser:
                    help="copy-on-write (default) or merge-on-read")
     p.add_argument("--storage", default="local",
                    help="cost profile: local, hdfs, s3 or a JSON file from `calibrate`")
+    p.add_argument("--hudi-storage", metavar="FILE.json",
+                   help="a profile `calibrate --writer hudi` fitted to Apache Hudi's own "
+                        "writer: the indexes Hudi has also ranked as Hudi's writer runs "
+                        "them, and its best configuration")
     p.add_argument("--indexes", help=f"comma-separated (default {','.join(indexes.names())})")
     p.add_argument("--exact-limit", type=int, default=1_000_000,
                    help="largest table simulated key by key; larger sizes are extrapolated "
@@ -300,6 +304,11 @@ def _parser_calibrate(sub) -> argparse.ArgumentParser:
     p.add_argument("--base", default="local", help="profile whose other constants are kept")
     p.add_argument("--cores", type=int, help="executor cores of that run (default: this "
                                              "machine's)")
+    p.add_argument("--writer", default="indexbench", choices=("indexbench", "hudi"),
+                   help="whose rows to fit: ours (default) or, from runs with --peers "
+                        "hudi, Apache Hudi's own writer (the series mirroring an index): "
+                        "the profile of `advise --hudi-storage`; give --base the profile "
+                        "of our writer on the same machine")
     return p
 
 

@@ -13,7 +13,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from indexes.base import Price
 from tableformat.table_type import COPY_ON_WRITE, MERGE_ON_READ
+
+# what a metadata_figures entry reads of the metadata partition's write stats
+METADATA_FIGURES = ("records", "files", "bytes")
 
 # Hudi keys of the client-side file sizing (``HoodieWriteConfig``): a counterpart that
 # sets them shares them with Hudi's default index series (``hudi-simple``), so both size
@@ -65,6 +69,16 @@ class HudiCounterpart:
     # why Hudi's writer cannot continue a table of ours made with these parameters (the
     # index instance; "" or None: it can), said before Hudi writes anything
     continue_refusal: Callable[[Any], str | None] | None = None
+    # Where Hudi's writer keeps this index in its metadata table, read for each batch by
+    # ``peers.hudi`` from the metadata table's delta commit of the batch's instant:
+    # (metadata partition, our column, what of its write stats: "records" their
+    # numWrites, "files" how many, "bytes" their totalWriteBytes). Hudi's figures, under
+    # the names of the counters ours counts for the same work.
+    metadata_figures: tuple[tuple[str, str, str], ...] = ()
+    # Work Hudi's writer does for this index beyond ours, priced on those counters when
+    # a profile of Hudi's own writer models it (``CostProfile.writer``; the record-level
+    # index: the metadata table's upsert, a Spark job of its own at the commit)
+    hudi_prices: tuple[tuple[str, Price], ...] = ()
 
     def refusal(self, table_type: str, settings: Mapping[str, str] | None = None
                 ) -> str | None:
@@ -83,4 +97,4 @@ def flag(value: Any) -> str:
     return "true" if value else "false"
 
 
-__all__ = ["FILE_SIZING_KEYS", "HudiCounterpart", "flag"]
+__all__ = ["FILE_SIZING_KEYS", "METADATA_FIGURES", "HudiCounterpart", "flag"]

@@ -481,7 +481,7 @@ class HudiPeerTable:
             raise IndexBenchError(f"Hudi's write of batch {batch_no} left no completed "
                                   f"commit in {self.path}")
         instant, stats = mine
-        figures = logs.commit_figures(stats)
+        figures = logs.commit_figures(stats, self._writes_footers())
         phases = logs.job_phases(event_lines, self.table_name)
         files, size = _table_files(self.path)
         extra: dict[str, Any] = {
@@ -493,6 +493,8 @@ class HudiPeerTable:
             "base_files_written": figures["base_files_written"],
             "log_files_written": figures["log_files_written"],
             "log_records_written": figures["log_records_written"],
+            "merge_files_read": figures["merge_files_read"],
+            "footer_keys_written": figures["footer_keys_written"],
             "hudi_jobs": phases["jobs"],
             "hudi_service_s": phases["service"], "hudi_other_s": phases["other"],
             "hudi_services": len(services),
@@ -504,6 +506,12 @@ class HudiPeerTable:
                           "hudi_service_records_written": done["records_written"],
                           "hudi_service_log_files_compacted": done["log_files_compacted"],
                           "hudi_service_log_records_compacted": done["log_records_compacted"]})
+        counterpart = (roles.hudi_counterpart(indexes.index_class(self.mirrors))
+                       if self.mirrors else None)
+        if counterpart is not None and counterpart.metadata_figures:
+            # where Hudi keeps the index in its metadata table: what this commit appended
+            extra.update(logs.metadata_figures(self.path, instant,
+                                               counterpart.metadata_figures))
         looked = logs.lookup_counters(lookup_lines)
         if looked["candidate_files"]:
             fp_negatives = looked["bloom_checks"] - looked["true_positives"]
@@ -523,6 +531,13 @@ class HudiPeerTable:
                      "write_s": phases["write"], "commit_s": phases["commit"],
                      "total_s": total_s},
             extra=extra)
+
+    def _writes_footers(self) -> bool:
+        """Whether Hudi writes a bloom filter into each base file's footer (Hudi's
+        ``HoodieFileWriterFactory.enableBloomFilter``: a BLOOM index type, or
+        ``hoodie.parquet.bloom.filter.enabled``, default true)."""
+        on = str(self.options.get(BLOOM_FOOTER_KEY, "true")).lower() == "true"
+        return on or "BLOOM" in str(self.options.get("hoodie.index.type", ""))
 
     def close(self) -> None:
         """The JVM stays for the run's next series (``stop`` ends it)."""

@@ -27,8 +27,11 @@ import argparse
 import json
 import os
 import sys
+import threading
 import time
 import traceback
+
+ORPHAN_POLL_S = 1.0
 
 
 def _session(args: argparse.Namespace):
@@ -80,8 +83,20 @@ def _error(exc: BaseException) -> str:
     return (text.strip().splitlines() or [type(exc).__name__])[0][:2000]
 
 
+def _exit_when_orphaned(parent: int) -> None:
+    """End this process (and so the JVM, whose gateway exits when this process's pipe
+    to it closes) as soon as the process that started it is gone, even mid-write: stdin
+    is read only between requests, so a parent killed during a long write would
+    otherwise leave the JVM writing until the write ends. An instant left inflight is
+    rolled back by Hudi's next writer, as after ``stop(now=True)``."""
+    while os.getppid() == parent:
+        time.sleep(ORPHAN_POLL_S)
+    os._exit(3)
+
+
 def serve(args: argparse.Namespace) -> int:
     global _PROTOCOL
+    threading.Thread(target=_exit_when_orphaned, args=(os.getppid(),), daemon=True).start()
     _PROTOCOL = os.fdopen(os.dup(1), "w")
     os.dup2(2, 1)
     sys.stdout = sys.stderr

@@ -1,6 +1,6 @@
 """Hudi's own counters, read from what Hudi wrote or logged, never recomputed here.
 
-Three sources, each parsed by one function so tests can run them on captured output:
+Four sources, each parsed by one function so tests can run them on captured output:
 
 - the bloom lookup: ``HoodieKeyLookupHandle`` logs at INFO, per (file, key batch) it
   checks, ``Read bloom filter from (<partition>,<fileId>) in N ms`` and then ``Total
@@ -11,6 +11,9 @@ Three sources, each parsed by one function so tests can run them on captured out
   ``HoodieWriteStat`` per file written (``commit_figures``), JSON in table version 6's
   ``.hoodie/<instant>.<action>``, Avro in version 8+'s ``.hoodie/timeline/``
   (``completed_instants``, ``read_instant``);
+- the metadata table: where an index lives there (the record-level index's
+  ``record_index`` partition), what the metadata table's delta commit of the same
+  instant appended to it (``metadata_figures``);
 - the phases: Hudi names its Spark jobs (``HoodieEngineContext.setJobStatus``: the
   job description ``<Class>:<what>``), and Spark's event log has each job's description,
   submission and completion time (``job_phases``).
@@ -161,30 +164,69 @@ def _n(stat: Mapping[str, Any], key: str) -> int:
     return int(stat.get(key) or 0)
 
 
-def commit_figures(stats: list[dict[str, Any]]) -> dict[str, int]:
+def _merged(stat: Mapping[str, Any]) -> bool:
+    """A base file Hudi wrote by merging into the file group's previous base file (its
+    ``HoodieMergeHandle``: ``prevCommit`` names that file's instant); a new file's is
+    ``"null"``, a log append's names the slice's base instant but reads no base file."""
+    prev = stat.get("prevCommit")
+    return not _is_log(stat) and prev not in (None, "", "null")
+
+
+def _is_log(stat: Mapping[str, Any]) -> bool:
+    return ".log." in os.path.basename(str(stat.get("path") or ""))
+
+
+def commit_figures(stats: list[dict[str, Any]], footers: bool = False) -> dict[str, int]:
     """What one commit wrote, from its write stats: records written, inserts, updates,
     deletes, base and log files, bytes, file groups and partitions touched, log records,
-    and the compaction counters a compaction's stats carry."""
-    def is_log(s: Mapping[str, Any]) -> bool:
-        return ".log." in os.path.basename(str(s.get("path") or ""))
-
+    the compaction counters a compaction's stats carry, and the base files it merged
+    into their groups' previous base files (``merge_files_read``; Hudi logs no bytes
+    read). ``footers``: Hudi wrote a bloom filter into every base file's footer (index
+    type BLOOM, or ``hoodie.parquet.bloom.filter.enabled``), so ``footer_keys_written``
+    is every record of its new base files (``numWrites``), else 0."""
     return {
         "records_written": sum(_n(s, "numWrites") for s in stats),
         "inserts": sum(_n(s, "numInserts") for s in stats),
         "updates": sum(_n(s, "numUpdateWrites") for s in stats),
         "deletes": sum(_n(s, "numDeletes") for s in stats),
         "files_written": len(stats),
-        "base_files_written": sum(not is_log(s) for s in stats),
-        "log_files_written": sum(is_log(s) for s in stats),
+        "base_files_written": sum(not _is_log(s) for s in stats),
+        "log_files_written": sum(_is_log(s) for s in stats),
         "bytes_written": sum(_n(s, "totalWriteBytes") for s in stats),
         "file_groups_written": len({s.get("fileId") for s in stats}),
         "partitions_touched": len({s.get("partitionPath") for s in stats}),
-        "log_records_written": sum(_n(s, "numWrites") for s in stats if is_log(s)),
+        "log_records_written": sum(_n(s, "numWrites") for s in stats if _is_log(s)),
         "log_records_compacted": sum(_n(s, "totalLogRecords") for s in stats),
         "log_files_compacted": sum(_n(s, "totalLogFilesCompacted") for s in stats),
+        "merge_files_read": sum(_merged(s) for s in stats),
+        "footer_keys_written": (sum(_n(s, "numWrites") for s in stats if not _is_log(s))
+                                if footers else 0),
     }
 
 
+def metadata_figures(table: str, instant: str,
+                     wanted: Iterable[tuple[str, str, str]]) -> dict[str, int]:
+    """What the metadata table's delta commit of ``instant`` wrote to its partitions, as
+    ``wanted`` asks (metadata partition, column, ``records``/``files``/``bytes`` of its
+    write stats: numWrites, how many, totalWriteBytes); {} when the metadata table has no
+    such commit (the metadata table off)."""
+    found = [p for i, a, p in completed_instants(os.path.join(table, ".hoodie", "metadata"))
+             if i == instant and a == "deltacommit"]
+    if not found:
+        return {}
+    by_partition: dict[str, list[dict[str, Any]]] = {}
+    for s in write_stats(read_instant(found[0])):
+        by_partition.setdefault(str(s.get("partitionPath")), []).append(s)
+    out = {}
+    for partition, column, what in wanted:
+        stats = by_partition.get(partition, [])
+        out[column] = (sum(_n(s, "numWrites") for s in stats) if what == "records" else
+                       len(stats) if what == "files" else
+                       sum(_n(s, "totalWriteBytes") for s in stats))
+    return out
+
+
 __all__ = ["COMPLETED_ACTIONS", "LOOKUP_LINE", "WRITE_ACTIONS", "commit_figures",
-           "completed_instants", "job_phases", "lookup_counters", "phase_of", "read_instant",
+           "completed_instants", "job_phases", "lookup_counters", "metadata_figures", "phase_of",
+           "read_instant",
            "write_stats"]

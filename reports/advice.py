@@ -42,6 +42,25 @@ class Recommendation:
     gives_up: str
     # Hudi has no such index: (index, setting, Hudi options) of the best one it has
     hudi_fallback: tuple[str, str, dict[str, str]] | None = None
+    hudi_fallback_by: str = ""  # how it was chosen ("with Hudi's own writer": its model)
+
+
+@dataclass
+class HudiAdvice:
+    """The indexes Hudi has, priced as Apache Hudi's own writer spends the same counted
+    work (``advise --hudi-storage``: a profile ``calibrate --writer hudi`` fitted to Hudi's
+    own rows): each at the setting that costs Hudi's writer least over the horizon,
+    ranked, where its first place changes, and the configuration of its first."""
+
+    storage: str
+    writer: str
+    best: pd.DataFrame  # the chosen setting of each, its seconds as Hudi's writer's
+    chosen: pd.DataFrame  # index, setting, horizon_s (ascending)
+    crossovers: list[Crossover]
+    index: str  # first with Hudi's writer
+    setting: str
+    horizon_s: float
+    config: dict[str, str]
 
 
 @dataclass
@@ -86,6 +105,7 @@ class Answer:
     tie: float = 0.02
     notes: list[str] = field(default_factory=list)
     check: CheckResult | None = None
+    hudi: HudiAdvice | None = None
 
 
 def short(n: float) -> str:
@@ -158,7 +178,7 @@ def _cell(s: float) -> str:
     return secs(s).rjust(8)
 
 
-def cost_table(a: Answer) -> list[str]:
+def cost_table(a: Answer | HudiAdvice) -> list[str]:
     """Seconds per batch of each index (its chosen setting) at each size."""
     sizes = sorted(a.best["table_size"].unique())
     exact = dict(zip(a.best["table_size"], a.best["exact"].astype(bool), strict=False))
@@ -172,6 +192,40 @@ def cost_table(a: Answer) -> list[str]:
         total = float(a.chosen.loc[a.chosen["index"] == name, "horizon_s"].iloc[0])
         lines.append(name[:18].ljust(19) + "".join(_cell(g.get(n, math.nan)) for n in sizes)
                      + duration(total).rjust(WIDTH - 19 - 8 * len(sizes) - 1))
+    return lines
+
+
+def crossover_lines(crossovers: list[Crossover], tie: float, who: str = "") -> list[str]:
+    """Where the first place changes, one reason each (``who``: whose ranking)."""
+    if not crossovers:
+        return _wrap(f"The first place{who} does not change from now to the horizon (ties "
+                     f"within {tie:.0%} aside).")
+    lines = [f"Where the first place{who} changes:"]
+    for c in crossovers:
+        lines += _wrap(f"{c.before} until about {short(c.records)} keys, then {c.after}: "
+                       f"{c.why}.", "  - ", "    ")
+    return lines
+
+
+def _tied(chosen: pd.DataFrame, first: str, horizon_s: float, tie: float) -> list[str]:
+    return [str(i) for i, s in zip(chosen["index"], chosen["horizon_s"], strict=True)
+            if i != first and s <= horizon_s * (1 + tie)]
+
+
+def hudi_lines(h: HudiAdvice, tie: float) -> list[str]:
+    """The indexes Hudi has as Hudi's own writer is modelled to run them."""
+    lines = _wrap(f"With Apache Hudi's own writer ({h.writer}; seconds modelled by the "
+                  f"{h.storage} profile, fitted to Hudi's own rows, from the same counted "
+                  "work): the indexes Hudi has, each at the setting that costs Hudi's writer "
+                  "least over the horizon.")
+    lines += cost_table(h)
+    lines += crossover_lines(h.crossovers, tie, " with Hudi's writer")
+    lines += _wrap(f"Best with Hudi's writer: {h.index} ({h.setting}), "
+                   f"{duration(h.horizon_s)} of upserts over the horizon:")
+    lines += [f"  {k}={v}" for k, v in sorted(h.config.items())]
+    tied = _tied(h.chosen, h.index, h.horizon_s, tie)
+    if tied:
+        lines += _wrap(f"Tied with it within {tie:.0%}: {', '.join(tied)}.")
     return lines
 
 
@@ -206,21 +260,15 @@ def advice_text(a: Answer) -> str:
     lines += _wrap(f"At the horizon ({last:,} keys), counted: files read to tag a batch, "
                    "fullest bucket over the mean, index bytes in memory and on disk.")
     lines += horizon_table(a) + [""]
-    if a.crossovers:
-        lines.append("Where the first place changes:")
-        for c in a.crossovers:
-            lines += _wrap(f"{c.before} until about {short(c.records)} keys, then {c.after}: "
-                           f"{c.why}.", "  - ", "    ")
-    else:
-        lines += _wrap(f"The first place does not change from now to the horizon (ties within "
-                       f"{a.tie:.0%} aside).")
+    lines += crossover_lines(a.crossovers, a.tie)
     lines += [""] + recommendation_lines(a.recommendation)
-    tied = [str(i) for i, s in zip(a.chosen["index"], a.chosen["horizon_s"], strict=True)
-            if i != a.recommendation.index and s <= a.recommendation.horizon_s * (1 + a.tie)]
+    tied = _tied(a.chosen, a.recommendation.index, a.recommendation.horizon_s, a.tie)
     if tied:
         lines += _wrap(f"Tied with it within {a.tie:.0%} over the horizon: {', '.join(tied)}: "
                        "here the upsert cost does not choose between them; their reads, "
                        "skew and bytes above, and what each gives up, do.")
+    if a.hudi is not None:
+        lines += [""] + hudi_lines(a.hudi, a.tie)
     if a.check is not None:
         lines += [""] + check_lines(a.check)
     return "\n".join(lines) + "\n"
@@ -235,16 +283,25 @@ def _verdicts(p: pd.DataFrame) -> str:
 def check_lines(c: CheckResult) -> list[str]:
     """The check in 80 columns: per index modelled and measured seconds, the verdict of
     the pairs, each conflict, and Hudi's writer against our counters."""
+    hudi = "hudi_measured_s" in c.table and c.table["hudi_measured_s"].notna().any()
+    hudi_model = hudi and "hudi_modelled_s" in c.table
     lines = _wrap(f"Checked on real Spark at {c.size:,} records, {c.batches} upsert batches "
                   f"after the load ({c.run_dir}): seconds per batch, modelled (this "
-                  "answer's cost profile) and measured (median, fastest-slowest batch).")
-    hudi = "hudi_measured_s" in c.table and c.table["hudi_measured_s"].notna().any()
+                  "answer's cost profile) and measured (median, fastest-slowest batch)"
+                  + ("; Hudi's writer modelled (its own profile, at the settings it ran) and "
+                     "measured (median)." if hudi_model else "."))
+
+    def cell(v: float, width: int) -> str:
+        return (secs(v) if pd.notna(v) else "—").rjust(width)
+
+    wide = 12 if hudi_model else 13
     lines.append(f"{'index':<19}{'modelled':>9}{'measured':>10}{'min-max':>15}"
-                 + (f"{'Hudi writer':>13}" if hudi else ""))
+                 + (f"{'Hudi model':>12}" if hudi_model else "")
+                 + (f"{'Hudi writer':>{wide}}" if hudi else ""))
     for name, r in c.table.iterrows():
         span = f"{secs(r['measured_min_s'])}-{secs(r['measured_max_s'])}"
-        h = (secs(r["hudi_measured_s"]).rjust(13) if pd.notna(r["hudi_measured_s"]) else
-             f"{'—':>13}") if hudi else ""
+        h = cell(r["hudi_modelled_s"], 12) if hudi_model else ""
+        h += cell(r["hudi_measured_s"], wide) if hudi else ""
         lines.append(f"{str(name):<19}{secs(r['modelled_s']):>9}{secs(r['measured_s']):>10}"
                      f"{span:>15}{h}")
     lines += _wrap(f"Pairs of indexes: {_verdicts(c.ours)} (a pair is ordered by the model "
@@ -299,7 +356,8 @@ def recommendation_lines(r: Recommendation) -> list[str]:
         lines += _wrap(f"No Hudi configuration: {r.hudi_refused}.")
         if r.hudi_fallback:
             name, setting, config = r.hudi_fallback
-            lines += _wrap(f"The best index Hudi has here: {name} ({setting}):")
+            by = f" {r.hudi_fallback_by} (below)" if r.hudi_fallback_by else ""
+            lines += _wrap(f"The best index Hudi has here{by}: {name} ({setting}):")
             lines += [f"  {k}={v}" for k, v in sorted(config.items())]
     if r.gives_up:
         lines += _wrap(f"What you give up: {r.gives_up}.")

@@ -398,7 +398,8 @@ def _peer_tables(run: Mapping[str, Any]) -> dict[tuple[str, str], str]:
     out = {}
     for info in (run.get("peers") or {}).values():
         if info.get("peer") == "hudi" and info.get("mirrors") and info.get("table") and \
-                str(info.get("table_version", "6")) == "6":
+                str(info.get("table_version", "6")) == "6" and \
+                info.get("same_params", True):  # not run at other settings than ours
             out[(info["mirrors"], short_name(info["table_type"]))] = info["table"]
     return out
 

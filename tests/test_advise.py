@@ -253,3 +253,78 @@ def test_crossover_reasons_write_seconds_whole_from_a_thousand():
                 pd.Series({**row, "index": "simple-bucket", "write_s": 2061.2}))
     assert "2,061 s a batch" in line and "1,893 s for multiple-rehash" in line
     assert "e+" not in line
+
+
+def _hudi_profile(tmp_path, **constants) -> str:
+    """A cost profile of Hudi's writer as ``calibrate --writer hudi`` writes one."""
+    from dataclasses import replace
+
+    from indexbench.sim.profiles import PROFILES
+
+    path = tmp_path / "hudi.json"
+    replace(PROFILES["local"], name="hudi-fit", writer="hudi 1.2.0", **constants).save(path)
+    return str(path)
+
+
+def test_hudi_storage_must_be_a_profile_of_hudis_writer(tmp_path, monkeypatch):
+    from dataclasses import replace
+
+    from indexbench.sim.profiles import PROFILES
+
+    ours = tmp_path / "ours.json"
+    replace(PROFILES["local"], writer="indexbench").save(ours)
+    ran = []
+    monkeypatch.setattr(advise_run, "run_probes", lambda *a, **k: ran.append(1))
+    for storage, why in ((str(ours), "not to indexbench's writer"),
+                         ("local", "not to published figures")):
+        with pytest.raises(IndexBenchError, match=why):
+            advise_run.advise(_request(hudi_storage=storage), out=tmp_path / "answer")
+    with pytest.raises(IndexBenchError, match="Hudi has none of the indexes"):
+        advise_run.advise(_request(hudi_storage=_hudi_profile(tmp_path),
+                                   indexes=("extendible-hash",)), out=tmp_path / "answer")
+    assert not ran and not (tmp_path / "answer").exists()
+
+
+def test_hudis_writer_ranks_the_indexes_hudi_has_by_its_own_profile(tmp_path):
+    """The same counted work priced by a profile of Hudi's writer: a file costing Hudi
+    far more than ours turns its ranking to the index that writes fewer files, and the
+    best index Hudi has is its own first; an index Hudi lacks has no such figures."""
+    from indexbench.advise.probes import HUDI
+    from indexbench.sim import profiles
+    from indexbench.sim.time_model import model_frame
+
+    hudi = _hudi_profile(tmp_path, write_latency_s=2.0, commit_file_s=0.5)
+    req = _request(indexes=("bloom", "simple-bucket", "extendible-hash"), hudi_storage=hudi)
+    answer, _ = advise_run.advise(req, out=tmp_path / "answer")
+    assert set(req.hudi_names) == {"bloom", "simple-bucket"}
+    pts = answer.points
+    assert pts.loc[pts["index"] == "extendible-hash", HUDI + "cost_s"].isna().all()
+    assert pts.loc[pts["index"] != "extendible-hash", HUDI + "cost_s"].notna().all()
+    h = answer.hudi
+    assert set(h.chosen["index"]) == {"bloom", "simple-bucket"}
+    # Hudi's seconds of a probe: its simulated rows priced by Hudi's profile
+    p = Probe("bloom", "x", {"indexbench.scale": 1}, 2_000)
+    got = run_probe(req, p)
+    df = simulate("bloom", req.workload.with_overrides(initial_records=2_000, batches=1),
+                  params={"indexbench.scale": 1, "hoodie.table.type": "cow"}, write=False,
+                  parallelism=2)
+    priced = model_frame(df, profiles.profile(hudi, cores=2), cores=2)
+    up = priced[(priced["operation"] == "upsert") & (priced["batch"] == 1)].iloc[0]
+    assert got[HUDI + "cost_s"] == pytest.approx(
+        up["model_tag_s"] + up["model_write_s"] + up["model_commit_s"])
+    assert got[HUDI + "cost_s"] > got["cost_s"]  # every file costs Hudi seconds
+    # ranked by Hudi's seconds over the horizon, not ours
+    assert list(h.chosen["horizon_s"]) == sorted(h.chosen["horizon_s"])
+    ours = answer.chosen.set_index("index")["horizon_s"]
+    assert (h.chosen.set_index("index")["horizon_s"] > ours.loc[list(h.chosen["index"])]).all()
+    assert h.config["hoodie.index.type"] == {"bloom": "BLOOM",
+                                             "simple-bucket": "BUCKET"}[h.index]
+    text = advice_text(answer)
+    assert max(len(line) for line in text.splitlines()) <= 80
+    assert "With Apache Hudi's own writer (hudi 1.2.0" in text
+    assert f"Best with Hudi's writer: {h.index} ({h.setting})" in text
+    if answer.recommendation.index == "extendible-hash":  # Hudi lacks it: Hudi's own first
+        assert answer.recommendation.hudi_fallback[0] == h.index
+        assert "The best index Hudi has here with Hudi's own writer (below)" in text
+    run = json.loads((tmp_path / "answer" / "run.json").read_text())
+    assert run["advice"]["hudi_storage"] == hudi

@@ -137,7 +137,7 @@ def test_a_check_is_refused_before_anything_runs(creq, kw, message, tmp_path):
 
 
 def test_a_failed_check_leaves_no_answer(tmp_path):
-    def measure(names, w, params, where):
+    def measure(names, w, params, where, peer_params):
         (tmp_path / "measured").write_text(where)
         raise RuntimeError("executor lost")
 
@@ -208,3 +208,28 @@ def test_advise_check_on_real_spark(tmp_path, spark):
     text = advice_text(answer)
     assert "Checked on real Spark at 2,000 records, 2 upsert batches" in text
     assert page.read_text().count("Checked on real Spark") == 1
+
+
+def test_hudis_series_are_held_to_the_model_of_hudis_writer():
+    """With ``--hudi-storage`` the check ranks Hudi's series against Hudi's own model
+    (at the settings Hudi's writer ran), not ours: here ours puts simple-bucket first,
+    Hudi's model and Hudi's writer both put bloom first, so the pair agrees."""
+    from indexbench.advise.check import check_result
+
+    rows = _rows({"simple-bucket": [(1.0, 1.0)] * 3, "bloom": [(2.0, 2.0)] * 3,
+                  "hudi-simple-bucket": [(5.0, 20.0), (5.0, 21.0), (5.0, 22.0)],
+                  "hudi-bloom": [(3.0, 4.0), (3.0, 4.5), (3.0, 5.0)]})
+    now = pd.DataFrame({"cost_s": [2.0, 4.0]}, index=["simple-bucket", "bloom"])
+    hudi_now = pd.DataFrame({"cost_s": [2.0, 4.0], "hudi_cost_s": [24.0, 8.0]},
+                            index=["simple-bucket", "bloom"])
+    plain = check_result(now, 1000, rows, 0.02, "out/check", 3)
+    assert plain.hudi["verdict"].tolist() == ["conflict"]
+    held = check_result(now, 1000, rows, 0.02, "out/check", 3, hudi_now=hudi_now)
+    assert held.hudi[["a", "b", "verdict"]].values.tolist() == [["bloom", "simple-bucket",
+                                                                  "agree"]]
+    assert held.ours["verdict"].tolist() == ["agree"]
+    assert held.table.loc["simple-bucket", "hudi_modelled_s"] == 24.0
+    text = "\n".join(check_lines(held))
+    assert max(len(line) for line in text.splitlines()) <= 80
+    assert "Hudi model" in text and "Hudi's writer, its indexes: 1 agree" in " ".join(
+        text.split())

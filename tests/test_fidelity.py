@@ -111,3 +111,18 @@ def test_index_bytes_are_per_live_key_on_both_sides():
     pair = F.Pair("dynamic-rli", "mor", None, None, ours, hudi, pd.DataFrame())
     row = F._index_bytes_row(pair, 1, "20260101000000001", [("20260101000000001", 23_000)])
     assert (row["ours"], row["hudi"]) == (43.0, 23.0)
+
+
+def test_a_hudi_series_run_at_other_settings_than_ours_is_not_paired():
+    """``advise --check`` runs Hudi's writer at the settings its own model chose
+    (``compare(peer_index_params=...)``); where those are not our table's, run.json says
+    ``same_params: false`` and fidelity holds nothing of the two tables against each
+    other (different bucket counts place records apart by design)."""
+    info = {"peer": "hudi", "mirrors": "simple-bucket", "table": "/t/hudi-simple-bucket",
+            "table_type": "COPY_ON_WRITE", "table_version": "6"}
+    run = {"peers": {"hudi-simple-bucket": info,
+                     "hudi-bloom": {**info, "mirrors": "bloom", "table": "/t/hudi-bloom",
+                                    "same_params": True}}}
+    assert set(F._peer_tables(run)) == {("simple-bucket", "cow"), ("bloom", "cow")}
+    run["peers"]["hudi-simple-bucket"]["same_params"] = False
+    assert set(F._peer_tables(run)) == {("bloom", "cow")}

@@ -111,6 +111,44 @@ def test_commit_figures_of_a_copy_on_write_commit():
     assert meta["extraMetadata"]["_indexbench.batch"] == "1"
 
 
+def test_a_commits_merges_and_footer_keys_are_read_from_its_write_stats():
+    """Every base file of the copy-on-write commit merged into its group's previous base
+    file (``prevCommit``); Hudi's bloom index writes a filter of every key into each new
+    base file's footer."""
+    stats = L.write_stats(L.read_instant(str(DATA / "bloom-cow.commit")))
+    got = L.commit_figures(stats, footers=True)
+    assert got["merge_files_read"] == len(stats) == 34
+    assert got["footer_keys_written"] == got["records_written"] == 4495
+    assert L.commit_figures(stats)["footer_keys_written"] == 0  # no filters written
+
+
+def test_a_log_append_and_a_new_file_merge_nothing():
+    stats = L.write_stats(L.read_instant(str(DATA / "bucket-mor.deltacommit")))
+    got = L.commit_figures(stats, footers=True)
+    assert got["merge_files_read"] == 0 and got["footer_keys_written"] == 0  # logs only
+    new = [{"path": "p/f_0-1-2_1.parquet", "prevCommit": "null", "numWrites": 7}]
+    assert L.commit_figures(new, footers=True)["merge_files_read"] == 0
+    assert L.commit_figures(new, footers=True)["footer_keys_written"] == 7
+
+
+def test_the_record_level_index_figures_are_what_the_metadata_table_appended(tmp_path):
+    """Hudi keeps its record-level index in the metadata table's record_index partition:
+    the delta commit of the batch's instant there (captured from Hudi 1.2.0, a batch of
+    10,000 new keys over 4 partitions) says what it appended, under the columns the
+    counterpart names; a table without that commit (metadata table off) says nothing."""
+    mdt = tmp_path / ".hoodie" / "metadata" / ".hoodie"
+    mdt.mkdir(parents=True)
+    (mdt / "20261201214811467.deltacommit").write_bytes(
+        (DATA / "rli-metadata.deltacommit").read_bytes())
+    counterpart = roles.hudi_counterpart(indexes.index_class("dynamic-rli"))
+    got = L.metadata_figures(str(tmp_path), "20261201214811467",
+                             counterpart.metadata_figures)
+    assert got == {"rli_entries_written": 10_000, "rli_files_written": 4,
+                   "rli_bytes_written": 291_740}
+    assert L.metadata_figures(str(tmp_path), "20261201214811468",
+                              counterpart.metadata_figures) == {}
+
+
 def test_commit_figures_of_a_merge_on_read_delta_commit():
     stats = L.write_stats(L.read_instant(str(DATA / "bucket-mor.deltacommit")))
     got = L.commit_figures(stats)
@@ -435,6 +473,40 @@ def test_the_hudi_jvm_ends_with_the_process_that_started_it(tmp_path):
         for pid in [child, *map(int, jvms().split())]:
             os.kill(pid, signal.SIGKILL)
         pytest.fail("Hudi's writer outlived the killed harness")
+
+
+def test_hudis_writer_ends_mid_request_when_its_parent_is_killed(tmp_path):
+    """The writer reads its pipe only between requests; a parent killed during a long
+    write must still not leave it running: its watchdog sees the parent gone and ends
+    it (its main thread here busy for ten minutes, as in a write)."""
+    import signal
+    import time
+
+    child_code = ("import threading, os, time, sys\n"
+                  f"sys.path.insert(0, {os.path.join(ROOT, 'peers')!r})\n"
+                  "import hudi_job\n"
+                  "threading.Thread(target=hudi_job._exit_when_orphaned,"
+                  " args=(os.getppid(),), daemon=True).start()\n"
+                  "print(os.getpid(), flush=True)\ntime.sleep(600)\n")
+    script = ("import subprocess, sys, time\n"
+              f"c = subprocess.Popen([sys.executable, '-c', {child_code!r}], "
+              "stdout=subprocess.PIPE, text=True)\n"
+              "print(c.stdout.readline().strip(), flush=True)\ntime.sleep(600)\n")
+    parent = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE,
+                              text=True)
+    child = int(parent.stdout.readline())
+    os.kill(parent.pid, signal.SIGKILL)
+    parent.wait()
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and os.path.exists(f"/proc/{child}"):
+        with open(f"/proc/{child}/stat") as f:
+            if f.read().split(")")[-1].split()[0] == "Z":
+                break
+        time.sleep(0.2)
+    else:
+        if os.path.exists(f"/proc/{child}"):
+            os.kill(child, signal.SIGKILL)
+            pytest.fail("the writer's process outlived its killed parent mid-request")
 
 
 @pytest.mark.hudi

@@ -179,12 +179,29 @@ def test_unknown_profile_names_the_choices():
 
 # ---- calibration ----------------------------------------------------------------------
 
+def test_the_commit_pays_each_file_written_one_after_another():
+    """Hudi's writer spends ~3 ms of commit a file (its write stat, its metadata-table
+    entries): commit_file_s per file written, not spread over the cores, in the commit
+    alone; 0 (the built-in profiles') changes no float of the model."""
+    prof = replace(PROFILES["local"], commit_file_s=3e-3)
+    base = model_seconds(ROW, PROFILES["local"], cores=CORES)
+    paid = model_seconds(ROW, prof, cores=CORES)
+    assert paid["model_commit_s"] - base["model_commit_s"] == pytest.approx(
+        3e-3 * ROW["files_written"])
+    assert paid["model_overhead_s"] - base["model_overhead_s"] == pytest.approx(
+        3e-3 * ROW["files_written"])
+    for phase in ("model_tag_s", "model_write_s"):
+        assert paid[phase] == base[phase]
+    zero = model_seconds(ROW, replace(PROFILES["local"], commit_file_s=0.0), cores=CORES)
+    assert zero == base
+
+
 TRUE = replace(PROFILES["local"], name="truth", cpu_hash_s=3e-6, cpu_record_tag_s=2e-6,
                cpu_record_write_s=5e-6, read_latency_s=2e-3, write_latency_s=4e-3,
                read_stream_bps=50e6, write_stream_bps=30e6, max_read_bps=0.0,
                max_write_bps=0.0, tag_overhead_s=0.5, write_overhead_s=0.3,
                commit_overhead_s=0.05, cpu_footer_key_s=4e-6, index_job_s=0.4,
-               index_job_record_s=20e-6)
+               index_job_record_s=20e-6, commit_file_s=2e-3)
 
 
 def _real_run(n: int = 80, seed: int = 7, collinear: bool = False) -> pd.DataFrame:
@@ -267,7 +284,8 @@ def test_calibration_recovers_known_constants():
     for field in ("cpu_hash_s", "cpu_record_tag_s", "cpu_record_write_s",
                   "cpu_footer_key_s", "read_latency_s",
                   "write_latency_s", "tag_overhead_s", "write_overhead_s",
-                  "commit_overhead_s", "index_job_s", "index_job_record_s"):
+                  "commit_overhead_s", "commit_file_s", "index_job_s",
+                  "index_job_record_s"):
         assert getattr(fitted, field) == pytest.approx(getattr(TRUE, field), rel=0.10), field
     assert fitted.read_bandwidth(CORES) == pytest.approx(TRUE.read_bandwidth(CORES), rel=0.10)
     assert fitted.write_bandwidth(CORES) == pytest.approx(TRUE.write_bandwidth(CORES), rel=0.10)
@@ -324,3 +342,57 @@ def test_calibration_reads_model_byte_columns_when_measured_are_absent():
     real = _real_run()
     renamed = real.rename(columns={c: f"model_{c}" for c in BYTE_COLUMNS if c in real.columns})
     assert calibrate(renamed, cores=CORES)[0] == calibrate(real, cores=CORES)[0]
+
+
+def test_calibration_of_hudis_writer_fits_its_own_rows_only(tmp_path):
+    """``calibrate --writer hudi``: the rows of Hudi's own writer that mirror one of our
+    indexes (``peer_of``; ``hudi-simple`` mirrors none), timed by another profile than
+    ours in the same run; the profile says whose writer it is."""
+    from indexbench import api
+    from metrics import contract
+
+    hudi_true = replace(TRUE, write_latency_s=0.07, commit_file_s=3e-3, commit_overhead_s=1.0)
+    ours = _real_run(seed=1).assign(index="bloom", run_mode="run", batch=range(80))
+    theirs = _real_run(seed=2).drop(columns=["tag_s", "write_s", "commit_s"])
+    timed = model_frame(theirs, hudi_true, cores=CORES)
+    for phase in ("tag", "write", "commit"):
+        theirs[f"{phase}_s"] = timed[f"model_{phase}_s"]
+    theirs = theirs.assign(index="hudi-bloom", run_mode="peer", peer_of="bloom",
+                           peer_writer="hudi 1.2.0", batch=range(80))
+    simple = theirs.assign(index="hudi-simple", peer_of=None, tag_s=99.0)  # no mirror
+    contract.write_metrics(tmp_path / "r", pd.concat([ours, theirs, simple]).assign(
+        run_id="r").to_dict("records"))
+    fitted, report = api.calibrate(str(tmp_path / "r"), base="local", cores=CORES,
+                                   writer="hudi")
+    assert report["rows"] == 80 and fitted.writer == "hudi 1.2.0"
+    assert "(hudi 1.2.0's writer)" in fitted.note
+    for field in ("write_latency_s", "commit_file_s", "commit_overhead_s"):
+        assert getattr(fitted, field) == pytest.approx(getattr(hudi_true, field), rel=0.05)
+    mine, _ = api.calibrate(str(tmp_path / "r"), base="local", cores=CORES)
+    assert mine.writer == "indexbench"
+    assert mine.write_latency_s == pytest.approx(TRUE.write_latency_s, rel=0.10)
+    with pytest.raises(IndexBenchError, match="--writer must be one of"):
+        api.calibrate(str(tmp_path / "r"), writer="delta")
+    contract.write_metrics(tmp_path / "o", ours.assign(run_id="o").to_dict("records"))
+    with pytest.raises(IndexBenchError, match="no rows of hudi's writer"):
+        api.calibrate(str(tmp_path / "o"), writer="hudi")
+    two = pd.concat([theirs, theirs.assign(peer_writer="hudi 1.2.1")]).assign(run_id="t")
+    contract.write_metrics(tmp_path / "t", two.to_dict("records"))
+    with pytest.raises(IndexBenchError, match="fit one writer's version at a time"):
+        api.calibrate(str(tmp_path / "t"), writer="hudi")
+
+
+def test_hudis_writer_pays_what_its_counterparts_say_it_does_beyond_ours():
+    """Hudi's writer appends its record-level index's entries by an upsert of the
+    metadata table, a Spark job of its own at the commit (dynamic-rli's counterpart
+    declares it, ``hudi_prices``): a profile of Hudi's writer prices it on the same
+    counter, one of ours does not."""
+    ours = replace(PROFILES["local"], index_job_s=0.5, index_job_record_s=4e-6)
+    hudi = replace(ours, writer="hudi 1.2.0")
+    row = dict(ROW, kv_puts=0, rli_entries_written=10_000)
+    none = dict(row, rli_entries_written=0)
+    assert model_seconds(row, ours, cores=CORES) == model_seconds(none, ours, cores=CORES)
+    paid = model_seconds(row, hudi, cores=CORES)["model_commit_s"] - model_seconds(
+        none, hudi, cores=CORES)["model_commit_s"]
+    assert paid == pytest.approx(0.5 + 10_000 * 4e-6 / CORES)
+    assert model_seconds(none, hudi, cores=CORES) == model_seconds(none, ours, cores=CORES)

@@ -10,10 +10,11 @@ import numpy as np
 import pandas as pd
 
 import indexes
-from indexbench.advise.probes import table_shape
+from indexbench.advise.probes import HUDI, HUDI_SECONDS, table_shape
 from indexbench.advise.request import AdviceRequest
+from indexbench.sim import profiles
 from indexes import roles
-from reports.advice import Answer, Crossover, Recommendation, secs
+from reports.advice import Answer, Crossover, HudiAdvice, Recommendation, secs
 
 # indexes whose cost per batch is within this share of the best are tied with it
 TIE = 0.02
@@ -105,15 +106,19 @@ def crossovers(best: pd.DataFrame) -> list[Crossover]:
     return out
 
 
-def recommendation(req: AdviceRequest, chosen: pd.DataFrame) -> Recommendation:
+def recommendation(req: AdviceRequest, chosen: pd.DataFrame,
+                   hudi: HudiAdvice | None = None) -> Recommendation:
     """The index with the fewest seconds over the horizon, its Hudi configuration (or,
-    if Hudi has no such index, the best one Hudi has), and what it gives up."""
+    if Hudi has no such index, the best one Hudi has: with ``hudi``, the first as
+    Hudi's own writer is modelled to run them), and what it gives up."""
     shape_params = candidate_params(req)
     top = chosen.iloc[0]
     name, setting = str(top["index"]), str(top["setting"])
     config, hudi_name = _hudi_config(name, shape_params[(name, setting)], req.table_type)
     fallback = None
-    if config is None:  # Hudi has no such index: the best one it has
+    if config is None and hudi is not None:
+        fallback = (hudi.index, hudi.setting, hudi.config)
+    elif config is None:  # Hudi has no such index: the best one it has
         for row in chosen.itertuples(index=False):
             got, _ = _hudi_config(row.index, shape_params[(row.index, row.setting)],
                                   req.table_type)
@@ -123,7 +128,8 @@ def recommendation(req: AdviceRequest, chosen: pd.DataFrame) -> Recommendation:
     return Recommendation(index=name, setting=setting, horizon_s=float(top["horizon_s"]),
                           hudi_config=config, hudi_refused=hudi_name,
                           gives_up=roles.advice_tradeoff(indexes.index_class(name)),
-                          hudi_fallback=fallback)
+                          hudi_fallback=fallback,
+                          hudi_fallback_by="with Hudi's own writer" if hudi else "")
 
 
 def candidate_params(req: AdviceRequest, records_at: int = 0
@@ -150,16 +156,49 @@ def _hudi_config(name: str, params: dict, table_type: str) -> tuple[dict | None,
     return options, ""
 
 
+def _best(points: pd.DataFrame, chosen: pd.DataFrame) -> pd.DataFrame:
+    """The points of each index's chosen setting."""
+    keep = set(zip(chosen["index"], chosen["setting"], strict=True))
+    return points[[(i, s) in keep for i, s in zip(points["index"], points["setting"],
+                                                   strict=True)]].copy()
+
+
+def as_hudi(points: pd.DataFrame) -> pd.DataFrame:
+    """The points of the indexes Hudi has, their seconds those of Hudi's own writer."""
+    if HUDI + "cost_s" not in points.columns:
+        return points.iloc[:0]
+    view = points[pd.to_numeric(points[HUDI + "cost_s"], errors="coerce").notna()].copy()
+    for k in HUDI_SECONDS:
+        view[k] = view[HUDI + k]
+    return view
+
+
+def hudi_advice(req: AdviceRequest, points: pd.DataFrame) -> HudiAdvice | None:
+    """The indexes Hudi has, ranked as Hudi's own writer is modelled to run them
+    (``req.hudi_storage``), each at the setting that costs it least over the horizon."""
+    view = as_hudi(points)
+    if req.hudi_storage is None or view.empty:
+        return None
+    chosen = chosen_settings(view, req.inserts_per_batch)
+    best = _best(view, chosen)
+    top = chosen.iloc[0]
+    name, setting = str(top["index"]), str(top["setting"])
+    config, _ = _hudi_config(name, candidate_params(req)[(name, setting)], req.table_type)
+    return HudiAdvice(storage=req.hudi_storage,
+                      writer=profiles.profile(req.hudi_storage).writer, best=best,
+                      chosen=chosen, crossovers=crossovers(best), index=name,
+                      setting=setting, horizon_s=float(top["horizon_s"]), config=config or {})
+
+
 def answer(req: AdviceRequest, points: pd.DataFrame, errors: pd.DataFrame) -> Answer:
     """The whole answer of a request from its points (exact and extrapolated)."""
     chosen = chosen_settings(points, req.inserts_per_batch)
-    keep = set(zip(chosen["index"], chosen["setting"], strict=True))
-    best = points[[(i, s) in keep for i, s in zip(points["index"], points["setting"],
-                                                   strict=True)]].copy()
+    best = _best(points, chosen)
+    hudi = hudi_advice(req, points)
     return Answer(request=describe(req), points=points, best=best, chosen=chosen,
-                  crossovers=crossovers(best), recommendation=recommendation(req, chosen),
+                  crossovers=crossovers(best), recommendation=recommendation(req, chosen, hudi),
                   errors=errors, storage=req.storage, exact_limit=req.exact_limit,
-                  tie=TIE, notes=caveats(req))
+                  tie=TIE, notes=caveats(req), hudi=hudi)
 
 
 def caveats(req: AdviceRequest) -> list[str]:
@@ -190,5 +229,6 @@ def describe(req: AdviceRequest) -> dict:
             "batches_per_day": req.batches_per_day, "horizon_days": req.horizon_days,
             "horizon_batches": req.horizon_batches,
             "records_at_horizon": req.records_at_horizon, "table_type": req.table_type,
-            "storage": req.storage, "parallelism": req.parallelism,
+            "storage": req.storage, "hudi_storage": req.hudi_storage,
+            "parallelism": req.parallelism,
             "exact_limit": req.exact_limit, "probe_batches": req.probe_batches}

@@ -22,7 +22,7 @@ import pandas as pd
 import workloads
 from indexbench import fidelity
 from indexbench.advise.answer import candidate_params
-from indexbench.advise.probes import Probe, run_probes
+from indexbench.advise.probes import HUDI, Probe, run_probes
 from indexbench.advise.request import AdviceRequest
 from reports.advice import Answer, CheckResult
 from reports.fidelity import COLUMNS as FIDELITY_COLUMNS
@@ -30,8 +30,10 @@ from reports.figures.common import _num
 from tableformat.errors import IndexBenchError
 
 DEFAULT_BATCHES = 3
-# runs ``compare``: (indexes, workload, their parameters, metrics dir) → its rows
-Measure = Callable[[list[str], workloads.Workload, dict[str, dict], str], pd.DataFrame]
+# runs ``compare``: (indexes, workload, their parameters, metrics dir, the parameters
+# the peers' series mirror where not the indexes' own) → its rows
+Measure = Callable[[list[str], workloads.Workload, dict[str, dict], str, dict[str, dict]],
+                   pd.DataFrame]
 
 
 @dataclass(frozen=True)
@@ -174,17 +176,26 @@ def hudi_measured(rows: pd.DataFrame) -> pd.DataFrame:
 
 
 def check_result(now: pd.DataFrame, size: int, rows: pd.DataFrame, tie: float,
-                 run_dir: str, batches: int, fidelity_checks: pd.DataFrame | None = None
-                 ) -> CheckResult:
+                 run_dir: str, batches: int, fidelity_checks: pd.DataFrame | None = None,
+                 hudi_now: pd.DataFrame | None = None) -> CheckResult:
     """The advice's ranking at ``size`` (``now``: :func:`modelled_now`) held against the
-    measured ``rows`` of a compare (our series by name, Hudi's by what they mirror)."""
+    measured ``rows`` of a compare (our series by name, Hudi's by what they mirror).
+    ``hudi_now``: the same at the settings Hudi's writer ran, priced as Hudi's writer
+    (``hudi_cost_s``: ``advise --hudi-storage``); Hudi's series are then ranked against
+    it, else against our writer's model."""
     modelled = now["cost_s"].astype(float).sort_values(kind="stable")
     measured, hudi = measured_costs(rows), hudi_measured(rows)
+    hudi_model = modelled
+    if hudi_now is not None and HUDI + "cost_s" in hudi_now.columns:
+        hudi_model = hudi_now[HUDI + "cost_s"].astype(float).dropna().sort_values(
+            kind="stable")
     table = pd.DataFrame({"modelled_s": modelled})
     table = table.join(measured[["measured_s", "measured_min_s", "measured_max_s"]])
+    if hudi_model is not modelled:
+        table = table.join(hudi_model.rename("hudi_modelled_s"))
     table = table.join(hudi[["measured_s"]].rename(columns={"measured_s": "hudi_measured_s"}))
     return CheckResult(size=size, batches=batches, table=table,
-                       ours=pairs(modelled, measured, tie), hudi=pairs(modelled, hudi, tie),
+                       ours=pairs(modelled, measured, tie), hudi=pairs(hudi_model, hudi, tie),
                        run_dir=run_dir, tie=tie, fidelity=fidelity_checks,
                        reads=read_side(rows))
 
@@ -202,15 +213,25 @@ def run_check(req: AdviceRequest, a: Answer, creq: CheckRequest, measure: Measur
     settings = dict(zip(a.chosen["index"].astype(str), a.chosen["setting"].astype(str),
                         strict=True))
     now = modelled_now(req, params, settings, jobs=jobs)
+    hudi_now, hudi_params = None, {}
+    if a.hudi is not None:  # Hudi's writer at the settings its own model chose
+        hudi_params = compare_params(req, a.hudi.chosen)
+        hudi_settings = dict(zip(a.hudi.chosen["index"].astype(str),
+                                 a.hudi.chosen["setting"].astype(str), strict=True))
+        same = {n for n in hudi_settings if settings.get(n) == hudi_settings[n]}
+        hudi_now = now.loc[[n for n in now.index if n in same]]
+        other = {n: p for n, p in hudi_params.items() if n not in same}
+        if other:
+            hudi_now = pd.concat([hudi_now, modelled_now(req, other, hudi_settings, jobs)])
     w = req.workload.with_overrides(batches=creq.batches)
     try:
-        rows = measure(list(params), w, params, str(where))
+        rows = measure(list(params), w, params, str(where), hudi_params)
         fid = (fidelity.check(str(where), simulate=False) if fidelity.has_pairs(str(where))
                else pd.DataFrame(columns=FIDELITY_COLUMNS))
     finally:
         shutil.rmtree(where / "tables", ignore_errors=True)
     result = check_result(now, req.workload.initial_records, rows, a.tie, named,
-                          creq.batches, fid)
+                          creq.batches, fid, hudi_now)
     result.table.join(result.reads).to_csv(where / "check.csv", index_label="index")
     both = [p.assign(writer=w) for p, w in ((result.ours, "ours"), (result.hudi, "hudi"))
             if len(p)]

@@ -28,7 +28,7 @@ from indexbench.advise.request import AdviceRequest
 from indexbench.sim import profiles
 from indexbench.sim.driver import simulate
 from indexbench.sim.record_size import measure
-from indexbench.sim.time_model import byte_columns, count_columns, model_seconds
+from indexbench.sim.time_model import byte_columns, count_columns, model_frame, model_seconds
 from indexes import roles
 from reports.figures.rescale import RESCALE
 
@@ -36,6 +36,11 @@ from reports.figures.rescale import RESCALE
 FIGURES = ("cost_s", "tag_s", "write_s", "commit_s", "services_s", "resizes", "files_read",
            "false_positives", "bucket_skew", "index_mem_bytes", "index_disk_bytes",
            "files_in_table")
+# the same seconds as Hudi's own writer is modelled to spend (``--hudi-storage``), for
+# the indexes Hudi has: the work counted once, priced by the profile of each writer
+HUDI_SECONDS = ("cost_s", "tag_s", "write_s", "commit_s", "services_s")
+HUDI = "hudi_"
+HUDI_WRITER = "hudi"  # a profile of Hudi's writer reads every counter ours does, and more
 
 
 @dataclass(frozen=True)
@@ -121,8 +126,9 @@ def figures_of(df: pd.DataFrame, probe_batches: int) -> dict[str, float]:
     commit = _median(col(up, "model_commit_s"))  # an index updated at commit (RLI, puts)
     svc = float(pd.to_numeric(col(services, "model_total_s"), errors="coerce").fillna(0).sum())
     skew = _last(up, "bucket_records_max") / _last(up, "bucket_records_mean")
-    work = {c: _median(col(up, c)) for c in count_columns()}
-    work |= {f"model_{c}": _median(col(up, f"model_{c}")) for c in byte_columns()}
+    # the work every writer's profile prices (Hudi's prices more of it)
+    work = {c: _median(col(up, c)) for c in count_columns(HUDI_WRITER)}
+    work |= {f"model_{c}": _median(col(up, f"model_{c}")) for c in byte_columns(HUDI_WRITER)}
     return {"cost_s": tag + write + commit + svc / probe_batches, "tag_s": tag,
             "write_s": write, "commit_s": commit,
             "services_s": svc / probe_batches, "resizes": len(resizes) / probe_batches,
@@ -147,24 +153,35 @@ CARRIED = ("services_s", "resizes", "files_read", "false_positives", "index_mem_
            "index_disk_bytes", "files_in_table")
 
 
-def carried_to(big: dict[str, Any], small: dict[str, Any], n: int, profile, cores: int
-               ) -> dict[str, Any]:
-    """The figures of a size ``n`` table from two similar ones (``big`` the larger): each
-    counted figure as the power of the size it grows by between them, seconds priced
-    again from the carried work."""
-    m1, m2 = float(big["simulated_keys"]), float(small["simulated_keys"])
-    work = [c for c in big if c in count_columns()
-            or (c.startswith("model_") and c[6:] in byte_columns())]
-    at = {}
-    for c in (*work, *CARRIED):
-        c1, c2 = float(big.get(c, 0.0)), float(small.get(c, 0.0))
-        at[c] = c1 * (n / m1) ** _power(c1, c2, m1, m2) if np.isfinite(c1) else c1
-    seconds = model_seconds({**{c: at[c] for c in work}, "operation": "upsert"}, profile,
-                            cores=cores)
+def _priced(work: dict[str, float], services_s: float, profile, cores: int,
+            prefix: str = "") -> dict[str, float]:
+    """A batch's seconds from its counted work and its table services' seconds."""
+    seconds = model_seconds({**work, "operation": "upsert"}, profile, cores=cores)
     tag, write = seconds["model_tag_s"], seconds["model_write_s"]
     commit = seconds["model_commit_s"]
-    return {**big, **at, "table_size": n, "tag_s": tag, "write_s": write, "commit_s": commit,
-            "cost_s": tag + write + commit + at["services_s"]}
+    return {f"{prefix}tag_s": tag, f"{prefix}write_s": write, f"{prefix}commit_s": commit,
+            f"{prefix}cost_s": tag + write + commit + services_s}
+
+
+def carried_to(big: dict[str, Any], small: dict[str, Any], n: int, profile, cores: int,
+               hudi_profile=None) -> dict[str, Any]:
+    """The figures of a size ``n`` table from two similar ones (``big`` the larger): each
+    counted figure as the power of the size it grows by between them, seconds priced
+    again from the carried work (and, with ``hudi_profile``, as Hudi's writer)."""
+    m1, m2 = float(big["simulated_keys"]), float(small["simulated_keys"])
+    work = [c for c in big if c in count_columns(HUDI_WRITER)
+            or (c.startswith("model_") and c[6:] in byte_columns(HUDI_WRITER))]
+    hudi = hudi_profile is not None and np.isfinite(float(big.get(HUDI + "cost_s", np.nan)))
+    carried = (*CARRIED, HUDI + "services_s") if hudi else CARRIED
+    at = {}
+    for c in (*work, *carried):
+        c1, c2 = float(big.get(c, 0.0)), float(small.get(c, 0.0))
+        at[c] = c1 * (n / m1) ** _power(c1, c2, m1, m2) if np.isfinite(c1) else c1
+    done = {c: at[c] for c in work}
+    out = {**big, **at, "table_size": n, **_priced(done, at["services_s"], profile, cores)}
+    if hudi:
+        out.update(_priced(done, at[HUDI + "services_s"], hudi_profile, cores, HUDI))
+    return out
 
 
 def run_probe(req: AdviceRequest, p: Probe) -> dict[str, Any]:
@@ -175,9 +192,16 @@ def run_probe(req: AdviceRequest, p: Probe) -> dict[str, Any]:
     params = {**p.params, "hoodie.table.type": req.table_type}
     df = simulate(p.index, w, params=params, storage=req.storage,
                   parallelism=req.parallelism, write=False)
+    hudi = {}
+    if req.hudi_storage is not None and p.index in req.hudi_names:
+        # the same counted work, priced as Hudi's own writer spends it
+        priced = model_frame(df, profiles.profile(req.hudi_storage, cores=req.parallelism),
+                             cores=req.parallelism)
+        got = figures_of(priced, req.probe_batches)
+        hudi = {HUDI + k: got[k] for k in HUDI_SECONDS}
     return {"index": p.index, "setting": p.setting, "table_size": p.table_size,
             "exact": p.exact, "scale": p.scale, "simulated_keys": sim_size,
-            **figures_of(df, req.probe_batches)}
+            **figures_of(df, req.probe_batches), **hudi}
 
 
 def run_probes(req: AdviceRequest, jobs: int = 1, todo: list[Probe] | None = None
@@ -198,6 +222,8 @@ def extend(req: AdviceRequest, probed: pd.DataFrame) -> tuple[pd.DataFrame, pd.D
     exact simulation at the largest exact size (relative error of the seconds per
     batch; NaN: not checked)."""
     profile = profiles.profile(req.storage, cores=req.parallelism)
+    hudi_profile = (profiles.profile(req.hudi_storage, cores=req.parallelism)
+                    if req.hudi_storage is not None else None)
     answer = dict(req.answer_sizes())
     top = max(req.exact_sizes())
     rows, errors = [], []
@@ -210,7 +236,8 @@ def extend(req: AdviceRequest, probed: pd.DataFrame) -> tuple[pd.DataFrame, pd.D
         for n, pair in similar.groupby("table_size"):
             big, small = pair.sort_values("simulated_keys", ascending=False).iloc[:2].to_dict(
                 "records")
-            carried[int(n)] = carried_to(big, small, int(n), profile, req.parallelism)
+            carried[int(n)] = carried_to(big, small, int(n), profile, req.parallelism,
+                                         hudi_profile)
         rows += [{**carried[n], "exact": False} for n, e in answer.items()
                  if not e and n in carried]
         err = float("nan")

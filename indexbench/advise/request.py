@@ -10,7 +10,9 @@ from dataclasses import dataclass
 import indexes
 import workloads
 from indexbench.sim import profiles
+from indexes import roles
 from tableformat.errors import IndexBenchError
+from tableformat.table_type import check_table_type
 from tableformat.write_config import MAX_FILE_SIZE
 
 TABLE_TYPES = ("cow", "mor")
@@ -35,6 +37,9 @@ class AdviceRequest:
     probe_batches: int = 2
     points: int = 6
     parallelism: int = 2
+    # a profile ``calibrate --writer hudi`` fitted to Apache Hudi's own writer: the
+    # indexes Hudi has are also priced as Hudi's writer runs them, and ranked so
+    hudi_storage: str | None = None
 
     def check(self) -> AdviceRequest:
         """The request, every field checked (one clear error, before anything runs)."""
@@ -62,7 +67,28 @@ class AdviceRequest:
             raise IndexBenchError(f"unknown index {unknown[0]!r}: one of "
                                   f"{', '.join(indexes.names())}")
         profiles.profile(self.storage, cores=self.parallelism)  # refused if unknown
+        if self.hudi_storage is not None:
+            writer = profiles.profile(self.hudi_storage).writer
+            if not writer.startswith("hudi"):
+                raise IndexBenchError(
+                    f"--hudi-storage {self.hudi_storage}: a profile fitted to Apache Hudi's "
+                    f"own writer (`indexbench calibrate RUN --writer hudi`), not to "
+                    f"{writer + chr(39) + 's writer' if writer else 'published figures'}")
+            if not self.hudi_names:
+                raise IndexBenchError(f"--hudi-storage: Hudi has none of the indexes asked "
+                                      f"for on {self.table_type}")
         return self
+
+    @property
+    def hudi_names(self) -> tuple[str, ...]:
+        """The indexes asked for that Hudi's writer runs on this table type."""
+        out = []
+        for name in self.names:
+            counterpart = roles.hudi_counterpart(indexes.index_class(name))
+            if counterpart is not None and counterpart.refusal(
+                    check_table_type(self.table_type)) is None:
+                out.append(name)
+        return tuple(out)
 
     @property
     def names(self) -> tuple[str, ...]:

@@ -21,6 +21,7 @@ import indexes
 from indexbench.sim.profiles import CostProfile, profile
 from indexbench.sim.time_model import (
     _KV,
+    COMMIT_FILE,
     INDEX_JOB,
     _features,
     _numeric,
@@ -137,24 +138,35 @@ def fit_kv(metrics: pd.DataFrame, base: CostProfile) -> tuple[dict[str, float],
 def _fit_commit(y: np.ndarray, feats: dict[str, np.ndarray], theta: dict[str, float]
                 ) -> tuple[int, dict[str, float], dict[str, str]]:
     """The commit's constants from measured ``commit_s`` (rows with a finite one), what
-    the other constants (``theta``) model of it taken out: ``commit_overhead_s`` the median
-    left in rows that ran no index job of their own (robust to a stray slow commit), then
-    the job's fixed and per-record costs (:data:`INDEX_JOB`) by non-negative least squares
-    of what is left in the rows that ran one. Returns (rows used, fitted, why kept)."""
+    the other constants (``theta``) model of it taken out. In rows that ran no index job
+    of their own: ``commit_overhead_s`` and ``commit_file_s`` (the driver's cost per file
+    written) by non-negative least squares where the rows wrote different numbers of
+    files, else ``commit_overhead_s`` the median left (robust to a stray slow commit).
+    Then the job's fixed and per-record costs (:data:`INDEX_JOB`) by non-negative least
+    squares of what is left in the rows that ran one. Returns (rows used, fitted, why
+    kept)."""
     ok = np.isfinite(y)
     n = len(y)
-    rest = _phase_seconds({k: v for k, v in feats.items()
-                           if k not in ("commit_overhead_s", *INDEX_JOB)}, theta)
+    own = ("commit_overhead_s", *COMMIT_FILE, *INDEX_JOB)
+    rest = _phase_seconds({k: v for k, v in feats.items() if k not in own}, theta)
     left = y - np.broadcast_to(rest, (n,))
     ran = ok & (feats["index_job_s"] > 0)
     plain = ok & ~ran
-    overhead = max(0.0, float(np.median(left[plain if plain.any() else ok])))
-    fitted = {"commit_overhead_s": overhead}
+    rows = plain if plain.any() else ok
+    x = np.column_stack([feats[k][rows] for k in ("commit_overhead_s", *COMMIT_FILE)])
+    fitted, why = _fit_identifiable(x, left[rows], ("commit_overhead_s", *COMMIT_FILE), theta)
+    if COMMIT_FILE[0] not in fitted:  # one file count: the median, robust, as before
+        files_s = theta[COMMIT_FILE[0]] * feats[COMMIT_FILE[0]]
+        fitted = {"commit_overhead_s": max(0.0, float(np.median((left - files_s)[rows])))}
+        why.pop("commit_overhead_s", None)
+    left = left - sum(fitted.get(k, theta[k]) * feats[k] for k in ("commit_overhead_s",
+                                                                   *COMMIT_FILE))
     if not ran.any():
-        return int(ok.sum()), fitted, dict.fromkeys(INDEX_JOB, "no index job in the data")
+        return int(ok.sum()), fitted, {**why, **dict.fromkeys(INDEX_JOB,
+                                                              "no index job in the data")}
     x = np.column_stack([feats[k][ran] for k in INDEX_JOB])
-    job, why = _fit_identifiable(x, left[ran] - overhead, INDEX_JOB, theta)
-    return int(ok.sum()), {**fitted, **job}, why
+    job, why_job = _fit_identifiable(x, left[ran], INDEX_JOB, theta)
+    return int(ok.sum()), {**fitted, **job}, {**why, **why_job}
 
 
 def _refuse_untimed_upserts(metrics: pd.DataFrame) -> None:
@@ -176,7 +188,7 @@ def _refuse_untimed_upserts(metrics: pd.DataFrame) -> None:
 
 def calibrate(metrics: pd.DataFrame, base: str = "local", *, cores: int | None = None,
               modelled_record_bytes: float | pd.Series | None = None,
-              modelled_file_bytes: float | pd.Series = 0.0
+              modelled_file_bytes: float | pd.Series = 0.0, writer: str = "indexbench"
               ) -> tuple[CostProfile, dict[str, Any]]:
     """Fit CPU, disk and overhead constants to a real run's measured seconds.
 
@@ -191,13 +203,14 @@ def calibrate(metrics: pd.DataFrame, base: str = "local", *, cores: int | None =
     wrote log files are left out: their bytes are not base files'; so are rows whose
     files carry an index footer when others do not: the simulator adds those bytes
     itself).
+    ``writer``: whose rows these are, kept in the profile (``CostProfile.writer``).
     Returns the fitted profile and a report (R², residuals, rows used, what was kept).
     """
     base_prof = profile(base)
     p = base_prof.cores(cores)
     _refuse_untimed_upserts(metrics)
-    w = _work(metrics, prefer_model=False)
-    feats = _features(w, p, base_prof.commit_files)
+    w = _work(metrics, prefer_model=False, writer=writer)
+    feats = _features(w, p, base_prof.commit_files, writer)
     kv_fit, kv_why = fit_kv(metrics, base_prof)
     theta = {**_theta(base_prof, p), **{k: v for k, v in kv_fit.items() if k in _KV}}
     n = len(metrics)
@@ -308,8 +321,8 @@ def calibrate(metrics: pd.DataFrame, base: str = "local", *, cores: int | None =
         changes["record_bytes_ratio"] = float(written.sum() / modelled)
     else:
         kept_base["record_bytes_ratio"] = "no bytes_written / records_written"
-    fitted = replace(base_prof, name=f"{base_prof.name}-calibrated",
-                     note=f"calibrated on {report['rows']} rows of {_runs(metrics)} at "
-                          f"parallelism {p} (R² {report['r2']:.3f}) from base "
-                          f"{base_prof.name!r}", **changes)
+    fitted = replace(base_prof, name=f"{base_prof.name}-calibrated", writer=writer,
+                     note=f"calibrated on {report['rows']} rows of {_runs(metrics)} "
+                          f"({writer}'s writer) at parallelism {p} (R² "
+                          f"{report['r2']:.3f}) from base {base_prof.name!r}", **changes)
     return fitted, report

@@ -62,6 +62,10 @@ class CostProfile:
     commit_files: int = 1
     parallelism: int = 0  # 0: the executor cores given to the model
     note: str = ""
+    # whose writer the constants are of: "" for the built-in published figures, else the
+    # writer ``calibrate`` fitted them to ("indexbench", or Hudi's, "hudi 1.2.0": the
+    # profile ``advise --hudi-storage`` prices Hudi's own writer with)
+    writer: str = ""
     # One record key added to an index's footer filter when a base file is written (every
     # key of a rewritten file: footer_keys_written). Hudi's bloom filter at its default
     # fpp 1e-9 sets k ~ 30 bits per key, the hashes of a probe (cpu_probe_s): ~1 us
@@ -75,6 +79,12 @@ class CostProfile:
     # commit seconds of rows that ran such a job.
     index_job_s: float = 0.2
     index_job_record_s: float = 750e-9
+    # The commit's driver-side cost per file the batch wrote, one after another: its
+    # write stat in the commit and, for Hudi's writer, the file's entries in the metadata
+    # table (files, column stats) and its marker. Not in any published figure; 0 here
+    # and fitted by ``calibrate`` from the commit seconds of rows that wrote different
+    # numbers of files (Hudi 1.2's writer on this project's machine: docs/choosing-an-index.md).
+    commit_file_s: float = 0.0
     # An external key-value index server (Hudi's HBase index; external-kv's redis): one
     # request's round trip and its cost per key carried, the p99/p50 ratio of requests,
     # and the server's memory as base + bytes per entry (``calibrate`` fits all five from
@@ -97,7 +107,7 @@ class CostProfile:
     def __post_init__(self) -> None:
         for f in fields(self):
             value = getattr(self, f.name)
-            if f.name in ("name", "note"):
+            if f.name in ("name", "note", "writer"):
                 if not isinstance(value, str):
                     raise ValueError(f"cost profile {f.name} must be a string, got {value!r}")
                 continue

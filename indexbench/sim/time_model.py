@@ -35,6 +35,7 @@ row are 0, byte columns are read from ``model_<col>`` (simulated rows) or ``<col
             + Σ bytes / BW_w
             + kv_round_trip_s * (lat(Σ requests) + Σ driver) + kv_key_s * Σ per_core / p
             + index_job_s * Σ job + index_job_record_s * Σ per_core / p
+            + commit_file_s * files_written            # the driver, file by file
     total   = tag + write + commit  ( = model_io_s + model_cpu_s + model_overhead_s )
 
 The Σ terms are the counters the indexes declare with a price
@@ -68,6 +69,7 @@ import pandas as pd
 
 import indexes
 from indexbench.sim.profiles import CostProfile
+from indexes import roles
 from indexes.base import Price
 
 MODEL_COLUMNS = ("model_tag_s", "model_write_s", "model_commit_s", "model_total_s",
@@ -80,31 +82,42 @@ _CONTRACT_COUNTS = ("records", "keys_hashed", "bloom_checks", "footers_read", "f
 _CONTRACT_BYTES = ("bytes_read", "bytes_written", "merge_bytes_read", "shuffle_bytes")
 
 
-def priced_counters() -> tuple[tuple[str, Price], ...]:
+def hudis(writer: str) -> bool:
+    """Whether a profile's writer is Apache Hudi's own (``calibrate --writer hudi``)."""
+    return writer.startswith("hudi")
+
+
+def priced_counters(writer: str = "") -> tuple[tuple[str, Price], ...]:
     """(counter, price) of every counter a registered index declares with a price, in
-    registry order, each once."""
-    return _priced_by(tuple(indexes.names()))
+    registry order, each once; for a profile of Hudi's own writer also what the indexes'
+    Hudi counterparts say Hudi's writer does beyond ours (``hudi_prices``)."""
+    return _priced_by(tuple(indexes.names()), hudis(writer))
 
 
 @functools.lru_cache(maxsize=8)
-def _priced_by(names: tuple[str, ...]) -> tuple[tuple[str, Price], ...]:
+def _priced_by(names: tuple[str, ...], hudi: bool = False) -> tuple[tuple[str, Price], ...]:
     out: list[tuple[str, Price]] = []
     for name in names:
         for m in indexes.index_class(name).METRICS:
             out += [(m.name, pr) for pr in m.priced if (m.name, pr) not in out]
+    for name in names if hudi else ():
+        counterpart = roles.hudi_counterpart(indexes.index_class(name))
+        out += [p for p in (counterpart.hudi_prices if counterpart else ()) if p not in out]
     return tuple(out)
 
 
-def count_columns() -> tuple[str, ...]:
-    """The counters the model reads: the contract's and the priced ones (not bytes)."""
-    priced = [c for c, pr in priced_counters() if pr.spread != "bytes"]
-    priced += [x for _c, pr in priced_counters() for x in pr.less]
+def count_columns(writer: str = "") -> tuple[str, ...]:
+    """The counters the model reads: the contract's and the priced ones (not bytes), for
+    a profile of ``writer``'s."""
+    every = priced_counters(writer)
+    priced = [c for c, pr in every if pr.spread != "bytes"]
+    priced += [x for _c, pr in every for x in pr.less]
     return tuple(dict.fromkeys((*_CONTRACT_COUNTS, *priced)))
 
 
-def byte_columns() -> tuple[str, ...]:
+def byte_columns(writer: str = "") -> tuple[str, ...]:
     """The byte columns the model reads (``model_<col>`` in a simulated row)."""
-    priced = [c for c, pr in priced_counters() if pr.spread == "bytes"]
+    priced = [c for c, pr in priced_counters(writer) if pr.spread == "bytes"]
     return tuple(dict.fromkeys((*_CONTRACT_BYTES, *priced)))
 
 
@@ -118,14 +131,18 @@ _THETA = ("tag_overhead_s", "write_overhead_s", "commit_overhead_s", "cpu_hash_s
           "cpu_probe_s", "cpu_record_tag_s", "cpu_record_write_s", "cpu_footer_key_s",
           "read_latency_s",
           "write_latency_s", "read_byte_s", "write_byte_s", "shuffle_byte_s",
-          "kv_round_trip_s", "kv_key_s", "index_job_s", "index_job_record_s")
+          "kv_round_trip_s", "kv_key_s", "index_job_s", "index_job_record_s",
+          "commit_file_s")
 # the key-value server's constants: fitted from its measured requests, not from seconds
 _KV = ("kv_round_trip_s", "kv_key_s")
-_OVERHEAD = {"tag_overhead_s", "write_overhead_s", "commit_overhead_s", "index_job_s"}
+_OVERHEAD = {"tag_overhead_s", "write_overhead_s", "commit_overhead_s", "index_job_s",
+             "commit_file_s"}
 _CPU = {"cpu_hash_s", "cpu_probe_s", "cpu_record_tag_s", "cpu_record_write_s",
         "cpu_footer_key_s", "index_job_record_s"}
 # an index's own Spark job in the commit phase: its fixed cost and its records'
 INDEX_JOB = ("index_job_s", "index_job_record_s")
+# the commit's driver-side cost per file written (fitted with commit_overhead_s)
+COMMIT_FILE = ("commit_file_s",)
 
 
 def _numeric(df: pd.DataFrame, col: str) -> pd.Series | None:
@@ -146,10 +163,10 @@ def _first(df: pd.DataFrame, names: list[str]) -> np.ndarray:
     return out.fillna(0.0).to_numpy(dtype=float)
 
 
-def _work(df: pd.DataFrame, prefer_model: bool) -> dict[str, np.ndarray]:
+def _work(df: pd.DataFrame, prefer_model: bool, writer: str = "") -> dict[str, np.ndarray]:
     """Counted work per row; byte columns from ``model_<col>`` or ``<col>``."""
-    w = {c: _first(df, [c]) for c in count_columns()}
-    for c in byte_columns():
+    w = {c: _first(df, [c]) for c in count_columns(writer)}
+    for c in byte_columns(writer):
         names = [f"model_{c}", c] if prefer_model else [c, f"model_{c}"]
         w[c] = _first(df, names)
     given = _numeric(df, "records_written")
@@ -171,11 +188,13 @@ def _lat(n: np.ndarray, p: int) -> np.ndarray:
 
 
 def _priced(w: dict[str, np.ndarray], p: int, phase: str, constant: str,
-            requests: np.ndarray | None = None, amount: Any = None) -> np.ndarray:
+            requests: np.ndarray | None = None, amount: Any = None, writer: str = ""
+            ) -> np.ndarray:
     """The quantity ``constant`` multiplies in ``phase``: ``requests`` and ``amount``
-    the contract's, plus every counter an index prices there (:func:`priced_counters`)."""
+    the contract's, plus every counter an index prices there (:func:`priced_counters`
+    for ``writer``)."""
     other = np.zeros_like(w["records"]) + (0.0 if amount is None else amount)
-    for col, price in priced_counters():
+    for col, price in priced_counters(writer):
         if (price.phase, price.constant) != (phase, constant):
             continue
         v = w[col]
@@ -194,31 +213,36 @@ def _priced(w: dict[str, np.ndarray], p: int, phase: str, constant: str,
     return other if requests is None else _lat(requests, p) + other
 
 
-def _features(w: dict[str, np.ndarray], p: int, commit_files: int
+def _features(w: dict[str, np.ndarray], p: int, commit_files: int, writer: str = ""
               ) -> dict[str, dict[str, np.ndarray]]:
-    """Per phase, the quantity each constant of ``_THETA`` multiplies (the model is linear)."""
+    """Per phase, the quantity each constant of ``_THETA`` multiplies (the model is linear),
+    as ``writer`` (a profile's) does the work."""
     zero = np.zeros_like(w["records"])
+
+    def q(phase: str, constant: str, **given: Any) -> np.ndarray:
+        return _priced(w, p, phase, constant, writer=writer, **given)
+
     tag = {
-        "kv_round_trip_s": _priced(w, p, "tag", "kv_round_trip_s"),
-        "kv_key_s": _priced(w, p, "tag", "kv_key_s"),
+        "kv_round_trip_s": q("tag", "kv_round_trip_s"),
+        "kv_key_s": q("tag", "kv_key_s"),
         "tag_overhead_s": 1.0 - w["rescale"],
         "cpu_hash_s": w["keys_hashed"] / p,
         "cpu_probe_s": w["bloom_checks"] / p,
         "cpu_record_tag_s": w["records"] / p,
-        "read_latency_s": _priced(w, p, "tag", "read_latency_s",
+        "read_latency_s": q("tag", "read_latency_s",
                                   requests=w["footers_read"] + w["files_read"]),
-        "read_byte_s": _priced(w, p, "tag", "read_byte_s", amount=w["bytes_read"]),
+        "read_byte_s": q("tag", "read_byte_s", amount=w["bytes_read"]),
     }
     write = {
         "write_overhead_s": np.ones_like(zero),
         "cpu_record_write_s": w["records_written"] / p,
         "cpu_footer_key_s": w["footer_keys_written"] / p,
-        "write_latency_s": _priced(w, p, "write", "write_latency_s",
+        "write_latency_s": q("write", "write_latency_s",
                                    requests=w["files_written"]),
-        "read_latency_s": _priced(w, p, "write", "read_latency_s",
+        "read_latency_s": q("write", "read_latency_s",
                                   requests=w["merge_files_read"]),
-        "read_byte_s": _priced(w, p, "write", "read_byte_s", amount=w["merge_bytes_read"]),
-        "write_byte_s": _priced(w, p, "write", "write_byte_s", amount=w["bytes_written"]),
+        "read_byte_s": q("write", "read_byte_s", amount=w["merge_bytes_read"]),
+        "write_byte_s": q("write", "write_byte_s", amount=w["bytes_written"]),
         "shuffle_byte_s": w["shuffle_bytes"],
     }
     for key in tag:  # a rescale does its reads and hashing while it writes
@@ -227,12 +251,14 @@ def _features(w: dict[str, np.ndarray], p: int, commit_files: int
             tag[key] = tag[key] * (1.0 - w["rescale"])
     commit = {
         "commit_overhead_s": np.ones_like(zero),
-        "write_latency_s": _priced(w, p, "commit", "write_latency_s", amount=commit_files),
+        "write_latency_s": q("commit", "write_latency_s", amount=commit_files),
         "read_latency_s": w["partitions_touched"],
-        "write_byte_s": _priced(w, p, "commit", "write_byte_s"),
-        "kv_round_trip_s": _priced(w, p, "commit", "kv_round_trip_s"),
-        "kv_key_s": _priced(w, p, "commit", "kv_key_s"),
-        **{k: _priced(w, p, "commit", k) for k in INDEX_JOB},
+        "write_byte_s": q("commit", "write_byte_s"),
+        "kv_round_trip_s": q("commit", "kv_round_trip_s"),
+        "kv_key_s": q("commit", "kv_key_s"),
+        **{k: q("commit", k) for k in INDEX_JOB},
+        # last: a term of 0 added after the others leaves their float sum as it was
+        "commit_file_s": w["files_written"],
     }
     return {"tag": tag, "write": write, "commit": commit}
 
@@ -261,8 +287,8 @@ def _model_columns(df: pd.DataFrame, profile: CostProfile, cores: int | None,
                    rowwise: bool) -> dict[str, np.ndarray]:
     """The ``model_*`` second columns of every row of ``df``."""
     p = profile.cores(cores)
-    w = _work(df, prefer_model=True)
-    feats = _features(w, p, profile.commit_files)
+    w = _work(df, prefer_model=True, writer=profile.writer)
+    feats = _features(w, p, profile.commit_files, profile.writer)
     theta = _theta(profile, p)
     phase = {name: _phase_seconds(f, theta, rowwise=rowwise) for name, f in feats.items()}
     io_keys = set(_THETA) - _OVERHEAD - _CPU
@@ -292,10 +318,10 @@ def model_seconds(row: dict[str, Any], profile: CostProfile, cores: int | None =
     return {c: float(out[c].iat[0]) for c in MODEL_COLUMNS}
 
 
-def _inputs() -> tuple[str, ...]:
+def _inputs(writer: str = "") -> tuple[str, ...]:
     """What _work reads of a row (a byte column also as model_<col>)."""
-    nbytes = byte_columns()
-    return (*count_columns(), *nbytes, *(f"model_{c}" for c in nbytes),
+    nbytes = byte_columns(writer)
+    return (*count_columns(writer), *nbytes, *(f"model_{c}" for c in nbytes),
             "inserts", "updates", "records_rewritten", "operation")
 
 
@@ -307,7 +333,7 @@ def model_rows(rows: list[dict[str, Any]], profile: CostProfile, cores: int | No
     lacks is a gap in the frame, which the model reads as it reads a missing column."""
     if not rows:
         return []
-    present = [c for c in _inputs() if any(c in r for r in rows)]
+    present = [c for c in _inputs(profile.writer) if any(c in r for r in rows)]
     df = pd.DataFrame({c: [r.get(c) for r in rows] for c in present}, index=range(len(rows)))
     cols = _model_columns(df, profile, cores, rowwise=True)
     return [{c: float(cols[c][i]) for c in MODEL_COLUMNS} for i in range(len(rows))]
