@@ -19,6 +19,7 @@ import indexes
 import peers as peerlib
 import workloads
 from indexbench.batches import BATCH_KEY, WORKLOAD_KEY, committed_batches, workload_fingerprint
+from indexbench.sim.profiles import CALIBRATED_WRITERS, OUR_WRITER
 from indexbench.workload_args import load_workload
 from indexes import roles
 from metrics import contract as m
@@ -213,7 +214,7 @@ def compare(indexes_: Sequence[str] | None = None, workload: str | workloads.Wor
             notify: Callable[[str], None] | None = None, query_phase: bool = True,
             table_types: Sequence[str] = (), timing: str = "phases",
             peer_params: dict[str, dict[str, str]] | None = None,
-            peer_index_params: dict[str, dict[str, Any]] | None = None,
+            peer_index_params: dict[str, dict[str, dict[str, Any]]] | None = None,
             **sizes: Any) -> pd.DataFrame:
     """Run every index on identical batches (same workload and seed), one metrics file.
 
@@ -229,11 +230,11 @@ def compare(indexes_: Sequence[str] | None = None, workload: str | workloads.Wor
     ``hoodie.table.type``). ``timing``: as :func:`run`'s. ``peer_params``: a peer's
     own settings (``{"hudi": {"hoodie.metadata.enable": "false"}}``); ``hudi`` writes
     ``hudi-<index>`` for each index in the run that Hudi has, per table type, and
-    ``hudi-simple`` (docs/peers.md). ``peer_index_params``: the parameters a peer's
+    ``hudi-simple`` (docs/peers.md). ``peer_index_params``: per peer, the parameters its
     series mirror for an index, where they are not the index's own ``params``
-    (``advise --check`` runs Hudi's writer at the settings its own model chose); a
-    series so run is not held to our table by ``fidelity`` (``same_params`` false in
-    run.json's peers).
+    (``{"hudi": {index: params}}``: ``advise --check`` runs Hudi's writer at the settings
+    its own model chose); a series whose settings then differ from our table's is not
+    held to it by ``fidelity`` (``same_params`` false in run.json's peers).
     """
     from indexbench.sim.driver import size_notes
     from indexbench.spark import get_session, session_facts
@@ -243,8 +244,9 @@ def compare(indexes_: Sequence[str] | None = None, workload: str | workloads.Wor
     for name, settings in (peer_params or {}).items():
         peerlib.check_settings(name, settings)
     names = list(indexes_ or default_compare_indexes())
-    mirrored = {**(params or {}), **(peer_index_params or {})}
-    plan = peerlib.planned(peer_names, names, table_types, mirrored, peer_params)
+    mirrored = {peer: {**(params or {}), **given}
+                for peer, given in (peer_index_params or {}).items()}
+    plan = peerlib.planned(peer_names, names, table_types, params, peer_params)
     peerlib.prepare(peer_names, notify)
     w = load_workload(workload, **sizes)
     run_id = run_id or m.new_run_id()
@@ -271,15 +273,16 @@ def compare(indexes_: Sequence[str] | None = None, workload: str | workloads.Wor
                 _tell(notify, f"peer {s.label}: no such table ({s.absent})")
                 continue
             frame, peer_info[s.label] = _compare_peer(
-                s.peer, s.series, w, out=out, params=mirrored, progress=progress,
+                s.peer, s.series, w, out=out, params=mirrored.get(s.peer, params),
+                progress=progress,
                 run_id=run_id, notify=notify, indexes_rows=frames, table_type=s.table_type,
                 settings=(peer_params or {}).get(s.peer), several_types=len(types) > 1)
             frames.append(frame)
             follows = peerlib.PEERS[s.peer].mirrored_index(s.series)
-            if follows and follows in (peer_index_params or {}):
-                same = dict(peer_index_params[follows]) == dict((params or {}).get(follows)
-                                                                  or {})
-                peer_info[s.label]["same_params"] = same
+            theirs = (peer_index_params or {}).get(s.peer, {})
+            if follows and follows in theirs:
+                peer_info[s.label]["same_params"] = _same_settings(
+                    follows, theirs[follows], (params or {}).get(follows) or {})
     finally:
         peerlib.stop_all()
     if query_phase:
@@ -292,6 +295,19 @@ def compare(indexes_: Sequence[str] | None = None, workload: str | workloads.Wor
                            **session_facts(spark),
                            "notes": size_notes(names, w, params)})
     return pd.concat(frames, ignore_index=True)
+
+
+def _same_settings(name: str, a: dict[str, Any], b: dict[str, Any]) -> bool:
+    """Whether two parameter sets run ``name`` alike: the index's resolved parameters
+    (defaults filled, keys spelled either way) and the table's write configs."""
+    from tableformat.write_config import WriteConfig
+
+    def resolved(p: dict[str, Any]) -> tuple[Any, Any]:
+        rest = dict(p)
+        config = WriteConfig.pop_from(rest)
+        return indexes.get(name, **rest).params, config
+
+    return resolved(a) == resolved(b)
 
 
 def _compare_peer(name: str, series: str, w: workloads.Workload, *, out: str,
@@ -499,7 +515,7 @@ def advise(workload: str | workloads.Workload = "uniform", *,
         peerlib.check(list(creq.peers))
 
     def measure(names: list[str], wl: workloads.Workload, params: dict[str, dict],
-                where: str, peer_index_params: dict[str, dict]) -> pd.DataFrame:
+                where: str, peer_index_params: dict[str, dict[str, dict]]) -> pd.DataFrame:
         return compare(names, wl, params=params, out=where, master=master,
                        peers=creq.peers, notify=notify, query_phase=True,
                        peer_index_params=peer_index_params or None)
@@ -520,11 +536,6 @@ def _modelled_record_bytes(run_dir: str) -> tuple[float, float] | None:
     except (OSError, KeyError, TypeError, ValueError):
         return None
     return rb.base_record, rb.base_file
-
-
-OUR_WRITER = "indexbench"
-# the writers calibrate fits: ours, or a peer's own that mirrors our indexes
-CALIBRATED_WRITERS = (OUR_WRITER, "hudi")
 
 
 def _rows_of_writer(df: pd.DataFrame, writer: str) -> pd.DataFrame:
@@ -549,8 +560,9 @@ def calibrate(run_dir: str | Sequence[str], out: str | None = None, base: str = 
     ``out`` (for ``sim --storage out``). ``writer``: whose rows — ours
     (``indexbench``), or ``hudi``: the series of Hudi's own writer that mirror our
     indexes in runs with ``--peers hudi``, fitted to Hudi's own counters and phases (the
-    profile ``advise --hudi-storage`` prices Hudi's writer with; ``base``: best our
-    machine's profile, whose constants Hudi's rows cannot tell are kept)."""
+    profile ``advise --hudi-storage`` prices Hudi's writer with; give as ``base`` our
+    writer's profile of the same machine: the constants Hudi's rows cannot separate keep
+    its values)."""
     from indexbench.sim import cost
 
     if writer not in CALIBRATED_WRITERS:

@@ -304,7 +304,9 @@ def _parser_calibrate(sub) -> argparse.ArgumentParser:
     p.add_argument("--base", default="local", help="profile whose other constants are kept")
     p.add_argument("--cores", type=int, help="executor cores of that run (default: this "
                                              "machine's)")
-    p.add_argument("--writer", default="indexbench", choices=("indexbench", "hudi"),
+    from indexbench.sim.profiles import CALIBRATED_WRITERS, OUR_WRITER
+
+    p.add_argument("--writer", default=OUR_WRITER, choices=CALIBRATED_WRITERS,
                    help="whose rows to fit: ours (default) or, from runs with --peers "
                         "hudi, Apache Hudi's own writer (the series mirroring an index): "
                         "the profile of `advise --hudi-storage`; give --base the profile "

@@ -40,7 +40,10 @@ class HudiCounterpart:
     counterpart differs by design (docs and run.json); ``same_placement``: whether
     Hudi's writer must put each record where ours does; ``judged`` and ``explained``:
     what ``indexbench fidelity`` holds against Hudi's writer, and which misses
-    docs/fidelity.md explains."""
+    docs/fidelity.md explains; ``metadata_figures``: where Hudi keeps the index in its
+    metadata table, read into Hudi's rows under our counters' names; ``hudi_prices``:
+    what Hudi's writer does for it beyond ours, priced on our counters by a profile of
+    Hudi's writer."""
 
     options: Callable[[Any], dict[str, str]]
     table_types: tuple[str, ...] = (COPY_ON_WRITE, MERGE_ON_READ)
@@ -79,6 +82,15 @@ class HudiCounterpart:
     # a profile of Hudi's own writer models it (``CostProfile.writer``; the record-level
     # index: the metadata table's upsert, a Spark job of its own at the commit)
     hudi_prices: tuple[tuple[str, Price], ...] = ()
+
+    def __post_init__(self) -> None:
+        for entry in self.metadata_figures:
+            if len(entry) != 3 or entry[2] not in METADATA_FIGURES:
+                raise ValueError(f"a metadata figure is (partition, column, one of "
+                                 f"{METADATA_FIGURES}), not {entry!r}")
+        for entry in self.hudi_prices:
+            if len(entry) != 2 or not isinstance(entry[1], Price):
+                raise ValueError(f"a Hudi price is (counter, Price), not {entry!r}")
 
     def refusal(self, table_type: str, settings: Mapping[str, str] | None = None
                 ) -> str | None:

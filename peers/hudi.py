@@ -181,7 +181,8 @@ class HudiJob:
             [runtime.python, script, "--jar", runtime.jar, "--master", master,
              "--log4j", log4j, "--event-dir",
              "file://" + os.path.abspath(os.path.join(logs_dir, "events")),
-             "--driver-memory", os.environ.get("INDEXBENCH_HUDI_DRIVER_MEMORY", "4g")],
+             "--driver-memory", os.environ.get("INDEXBENCH_HUDI_DRIVER_MEMORY", "4g"),
+             "--parent-pid", str(os.getpid())],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr, env=env,
             text=True, bufsize=1, start_new_session=True)
         self.runtime = runtime

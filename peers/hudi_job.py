@@ -96,7 +96,10 @@ def _exit_when_orphaned(parent: int) -> None:
 
 def serve(args: argparse.Namespace) -> int:
     global _PROTOCOL
-    threading.Thread(target=_exit_when_orphaned, args=(os.getppid(),), daemon=True).start()
+    parent = args.parent_pid or os.getppid()
+    if os.getppid() != parent:  # the parent died before this process got here
+        return 3
+    threading.Thread(target=_exit_when_orphaned, args=(parent,), daemon=True).start()
     _PROTOCOL = os.fdopen(os.dup(1), "w")
     os.dup2(2, 1)
     sys.stdout = sys.stderr
@@ -150,6 +153,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--shuffle-partitions", type=int, default=0)
     p.add_argument("--log4j", required=True, help="log4j2 properties file")
     p.add_argument("--event-dir", required=True, help="Spark event log folder (file: URI)")
+    p.add_argument("--parent-pid", type=int, default=0,
+                   help="the process that started this one: when it is gone, this ends")
     return serve(p.parse_args(argv))
 
 

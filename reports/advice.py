@@ -269,6 +269,12 @@ def advice_text(a: Answer) -> str:
                        "skew and bytes above, and what each gives up, do.")
     if a.hudi is not None:
         lines += [""] + hudi_lines(a.hudi, a.tie)
+        rec = a.recommendation
+        if rec.hudi_config is not None and (a.hudi.index, a.hudi.setting) != (rec.index,
+                                                                                rec.setting):
+            lines += _wrap(f"In a Hudi job, paste this configuration, not the one above: "
+                           f"that is {rec.index} at our writer's best setting, this is the "
+                           "best as Hudi's own writer is modelled to run it.")
     if a.check is not None:
         lines += [""] + check_lines(a.check)
     return "\n".join(lines) + "\n"

@@ -279,6 +279,8 @@ def test_hudi_storage_must_be_a_profile_of_hudis_writer(tmp_path, monkeypatch):
                          ("local", "not to published figures")):
         with pytest.raises(IndexBenchError, match=why):
             advise_run.advise(_request(hudi_storage=storage), out=tmp_path / "answer")
+    with pytest.raises(IndexBenchError, match="give it as --hudi-storage"):
+        advise_run.advise(_request(storage=_hudi_profile(tmp_path)), out=tmp_path / "answer")
     with pytest.raises(IndexBenchError, match="Hudi has none of the indexes"):
         advise_run.advise(_request(hudi_storage=_hudi_profile(tmp_path),
                                    indexes=("extendible-hash",)), out=tmp_path / "answer")

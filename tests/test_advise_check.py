@@ -233,3 +233,18 @@ def test_hudis_series_are_held_to_the_model_of_hudis_writer():
     assert max(len(line) for line in text.splitlines()) <= 80
     assert "Hudi model" in text and "Hudi's writer, its indexes: 1 agree" in " ".join(
         text.split())
+
+
+def test_hudis_series_are_held_to_our_table_only_at_the_same_settings():
+    """``compare(peer_index_params=...)`` marks a Hudi series ``same_params`` by the
+    index's resolved parameters: a default spelled out is the same setting, another
+    bucket count is not."""
+    from indexbench.api import _same_settings
+
+    table = {"hoodie.table.type": "cow"}
+    assert _same_settings("simple-bucket", {**table, "num_buckets": 16}, table)
+    assert _same_settings("simple-bucket", {**table, "hoodie.bucket.index.num.buckets": 4},
+                          {**table, "num_buckets": 4})
+    assert not _same_settings("simple-bucket", {**table, "num_buckets": 61},
+                              {**table, "num_buckets": 1})
+    assert not _same_settings("simple-bucket", {"hoodie.table.type": "mor"}, table)

@@ -24,16 +24,17 @@ from indexbench import fidelity
 from indexbench.advise.answer import candidate_params
 from indexbench.advise.probes import HUDI, Probe, run_probes
 from indexbench.advise.request import AdviceRequest
+from peers.hudi import NAME as HUDI_PEER  # the peer of Hudi's own writer
 from reports.advice import Answer, CheckResult
 from reports.fidelity import COLUMNS as FIDELITY_COLUMNS
 from reports.figures.common import _num
 from tableformat.errors import IndexBenchError
 
 DEFAULT_BATCHES = 3
-# runs ``compare``: (indexes, workload, their parameters, metrics dir, the parameters
-# the peers' series mirror where not the indexes' own) → its rows
-Measure = Callable[[list[str], workloads.Workload, dict[str, dict], str, dict[str, dict]],
-                   pd.DataFrame]
+# runs ``compare``: (indexes, workload, their parameters, metrics dir, per peer the
+# parameters its series mirror where not the indexes' own) → its rows
+Measure = Callable[[list[str], workloads.Workload, dict[str, dict], str,
+                    dict[str, dict[str, dict]]], pd.DataFrame]
 
 
 @dataclass(frozen=True)
@@ -203,9 +204,11 @@ def check_result(now: pd.DataFrame, size: int, rows: pd.DataFrame, tie: float,
 def run_check(req: AdviceRequest, a: Answer, creq: CheckRequest, measure: Measure,
               where: Path, named: str, jobs: int = 1) -> CheckResult:
     """Run the check into ``where`` (the answer names it ``named``, where it will be):
-    the indexes at their chosen settings on real Spark (and Hudi's writer, if asked),
-    the simulator at the same size, the rankings compared; with Hudi's writer, our
-    counters held against its own (``fidelity.csv``).
+    the indexes at their chosen settings on real Spark (and Hudi's writer, if asked:
+    with ``--hudi-storage`` at the settings Hudi's own model chose, its ranking held
+    against that model), the simulator at the same size, the rankings compared; with
+    Hudi's writer, our counters held against its own where both ran the same settings
+    (``fidelity.csv``).
     The compare's query phase counts the read side on the same tables (point lookups, a
     self-join on the key). The tables are removed once read; the metrics, ``check.csv``
     and ``pairs.csv`` stay."""
@@ -214,7 +217,7 @@ def run_check(req: AdviceRequest, a: Answer, creq: CheckRequest, measure: Measur
                         strict=True))
     now = modelled_now(req, params, settings, jobs=jobs)
     hudi_now, hudi_params = None, {}
-    if a.hudi is not None:  # Hudi's writer at the settings its own model chose
+    if a.hudi is not None and HUDI_PEER in creq.peers:  # at the settings its model chose
         hudi_params = compare_params(req, a.hudi.chosen)
         hudi_settings = dict(zip(a.hudi.chosen["index"].astype(str),
                                  a.hudi.chosen["setting"].astype(str), strict=True))
@@ -225,7 +228,8 @@ def run_check(req: AdviceRequest, a: Answer, creq: CheckRequest, measure: Measur
             hudi_now = pd.concat([hudi_now, modelled_now(req, other, hudi_settings, jobs)])
     w = req.workload.with_overrides(batches=creq.batches)
     try:
-        rows = measure(list(params), w, params, str(where), hudi_params)
+        rows = measure(list(params), w, params, str(where),
+                       {HUDI_PEER: hudi_params} if hudi_params else {})
         fid = (fidelity.check(str(where), simulate=False) if fidelity.has_pairs(str(where))
                else pd.DataFrame(columns=FIDELITY_COLUMNS))
     finally:

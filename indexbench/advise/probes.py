@@ -27,6 +27,7 @@ import indexes
 from indexbench.advise.request import AdviceRequest
 from indexbench.sim import profiles
 from indexbench.sim.driver import simulate
+from indexbench.sim.profiles import HUDI_WRITER
 from indexbench.sim.record_size import measure
 from indexbench.sim.time_model import byte_columns, count_columns, model_frame, model_seconds
 from indexes import roles
@@ -40,7 +41,6 @@ FIGURES = ("cost_s", "tag_s", "write_s", "commit_s", "services_s", "resizes", "f
 # the indexes Hudi has: the work counted once, priced by the profile of each writer
 HUDI_SECONDS = ("cost_s", "tag_s", "write_s", "commit_s", "services_s")
 HUDI = "hudi_"
-HUDI_WRITER = "hudi"  # a profile of Hudi's writer reads every counter ours does, and more
 
 
 @dataclass(frozen=True)
@@ -126,7 +126,7 @@ def figures_of(df: pd.DataFrame, probe_batches: int) -> dict[str, float]:
     commit = _median(col(up, "model_commit_s"))  # an index updated at commit (RLI, puts)
     svc = float(pd.to_numeric(col(services, "model_total_s"), errors="coerce").fillna(0).sum())
     skew = _last(up, "bucket_records_max") / _last(up, "bucket_records_mean")
-    # the work every writer's profile prices (Hudi's prices more of it)
+    # the work every writer's profile prices (Hudi's writer's prices more of it)
     work = {c: _median(col(up, c)) for c in count_columns(HUDI_WRITER)}
     work |= {f"model_{c}": _median(col(up, f"model_{c}")) for c in byte_columns(HUDI_WRITER)}
     return {"cost_s": tag + write + commit + svc / probe_batches, "tag_s": tag,
@@ -153,8 +153,8 @@ CARRIED = ("services_s", "resizes", "files_read", "false_positives", "index_mem_
            "index_disk_bytes", "files_in_table")
 
 
-def _priced(work: dict[str, float], services_s: float, profile, cores: int,
-            prefix: str = "") -> dict[str, float]:
+def _priced(work: dict[str, float], services_s: float, profile: profiles.CostProfile,
+            cores: int, prefix: str = "") -> dict[str, float]:
     """A batch's seconds from its counted work and its table services' seconds."""
     seconds = model_seconds({**work, "operation": "upsert"}, profile, cores=cores)
     tag, write = seconds["model_tag_s"], seconds["model_write_s"]
@@ -163,8 +163,9 @@ def _priced(work: dict[str, float], services_s: float, profile, cores: int,
             f"{prefix}cost_s": tag + write + commit + services_s}
 
 
-def carried_to(big: dict[str, Any], small: dict[str, Any], n: int, profile, cores: int,
-               hudi_profile=None) -> dict[str, Any]:
+def carried_to(big: dict[str, Any], small: dict[str, Any], n: int,
+               profile: profiles.CostProfile, cores: int,
+               hudi_profile: profiles.CostProfile | None = None) -> dict[str, Any]:
     """The figures of a size ``n`` table from two similar ones (``big`` the larger): each
     counted figure as the power of the size it grows by between them, seconds priced
     again from the carried work (and, with ``hudi_profile``, as Hudi's writer)."""
@@ -194,7 +195,8 @@ def run_probe(req: AdviceRequest, p: Probe) -> dict[str, Any]:
                   parallelism=req.parallelism, write=False)
     hudi = {}
     if req.hudi_storage is not None and p.index in req.hudi_names:
-        # the same counted work, priced as Hudi's own writer spends it
+        # the same counted work (its files sized by ours: Hudi's profile's own record
+        # bytes ratio does not enter), priced as Hudi's own writer spends it
         priced = model_frame(df, profiles.profile(req.hudi_storage, cores=req.parallelism),
                              cores=req.parallelism)
         got = figures_of(priced, req.probe_batches)

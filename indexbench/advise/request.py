@@ -66,14 +66,18 @@ class AdviceRequest:
         if unknown:
             raise IndexBenchError(f"unknown index {unknown[0]!r}: one of "
                                   f"{', '.join(indexes.names())}")
-        profiles.profile(self.storage, cores=self.parallelism)  # refused if unknown
+        ours = profiles.profile(self.storage, cores=self.parallelism)  # refused if unknown
+        if profiles.hudis(ours.writer):
+            raise IndexBenchError(f"--storage {self.storage} is a profile of {ours.writer}'s "
+                                  "writer: it prices our writer's seconds as Hudi's; give it "
+                                  "as --hudi-storage")
         if self.hudi_storage is not None:
             writer = profiles.profile(self.hudi_storage).writer
-            if not writer.startswith("hudi"):
+            if not profiles.hudis(writer):
+                fitted = f"{writer}'s writer" if writer else "published figures"
                 raise IndexBenchError(
                     f"--hudi-storage {self.hudi_storage}: a profile fitted to Apache Hudi's "
-                    f"own writer (`indexbench calibrate RUN --writer hudi`), not to "
-                    f"{writer + chr(39) + 's writer' if writer else 'published figures'}")
+                    f"own writer (`indexbench calibrate RUN --writer hudi`), not to {fitted}")
             if not self.hudi_names:
                 raise IndexBenchError(f"--hudi-storage: Hudi has none of the indexes asked "
                                       f"for on {self.table_type}")

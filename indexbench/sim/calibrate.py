@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 import indexes
-from indexbench.sim.profiles import CostProfile, profile
+from indexbench.sim.profiles import OUR_WRITER, CostProfile, profile
 from indexbench.sim.time_model import (
     _KV,
     COMMIT_FILE,
@@ -139,12 +139,11 @@ def _fit_commit(y: np.ndarray, feats: dict[str, np.ndarray], theta: dict[str, fl
                 ) -> tuple[int, dict[str, float], dict[str, str]]:
     """The commit's constants from measured ``commit_s`` (rows with a finite one), what
     the other constants (``theta``) model of it taken out. In rows that ran no index job
-    of their own: ``commit_overhead_s`` and ``commit_file_s`` (the driver's cost per file
-    written) by non-negative least squares where the rows wrote different numbers of
-    files, else ``commit_overhead_s`` the median left (robust to a stray slow commit).
-    Then the job's fixed and per-record costs (:data:`INDEX_JOB`) by non-negative least
-    squares of what is left in the rows that ran one. Returns (rows used, fitted, why
-    kept)."""
+    of their own: ``commit_file_s`` (the driver's cost per file written) by non-negative
+    least squares with the fixed cost, where the rows wrote different numbers of files,
+    then ``commit_overhead_s`` the median left (robust to a stray slow commit). Then the
+    job's fixed and per-record costs (:data:`INDEX_JOB`) by non-negative least squares of
+    what is left in the rows that ran one. Returns (rows used, fitted, why kept)."""
     ok = np.isfinite(y)
     n = len(y)
     own = ("commit_overhead_s", *COMMIT_FILE, *INDEX_JOB)
@@ -152,15 +151,21 @@ def _fit_commit(y: np.ndarray, feats: dict[str, np.ndarray], theta: dict[str, fl
     left = y - np.broadcast_to(rest, (n,))
     ran = ok & (feats["index_job_s"] > 0)
     plain = ok & ~ran
-    rows = plain if plain.any() else ok
-    x = np.column_stack([feats[k][rows] for k in ("commit_overhead_s", *COMMIT_FILE)])
-    fitted, why = _fit_identifiable(x, left[rows], ("commit_overhead_s", *COMMIT_FILE), theta)
-    if COMMIT_FILE[0] not in fitted:  # one file count: the median, robust, as before
-        files_s = theta[COMMIT_FILE[0]] * feats[COMMIT_FILE[0]]
-        fitted = {"commit_overhead_s": max(0.0, float(np.median((left - files_s)[rows])))}
-        why.pop("commit_overhead_s", None)
-    left = left - sum(fitted.get(k, theta[k]) * feats[k] for k in ("commit_overhead_s",
-                                                                   *COMMIT_FILE))
+    file_s = COMMIT_FILE[0]
+    fitted: dict[str, float] = {}
+    why: dict[str, str] = {}
+    if plain.any():
+        x = np.column_stack([feats[k][plain] for k in ("commit_overhead_s", file_s)])
+        got, why = _fit_identifiable(x, left[plain], ("commit_overhead_s", file_s), theta)
+        if file_s in got:
+            fitted[file_s] = got[file_s]
+    else:
+        why = {file_s: "no commit without an index job in the data"}
+    per_file = fitted.get(file_s, theta[file_s]) * feats[file_s]
+    fitted["commit_overhead_s"] = max(0.0, float(np.median(
+        (left - per_file)[plain if plain.any() else ok])))
+    why.pop("commit_overhead_s", None)
+    left = left - per_file - fitted["commit_overhead_s"]
     if not ran.any():
         return int(ok.sum()), fitted, {**why, **dict.fromkeys(INDEX_JOB,
                                                               "no index job in the data")}
@@ -188,7 +193,7 @@ def _refuse_untimed_upserts(metrics: pd.DataFrame) -> None:
 
 def calibrate(metrics: pd.DataFrame, base: str = "local", *, cores: int | None = None,
               modelled_record_bytes: float | pd.Series | None = None,
-              modelled_file_bytes: float | pd.Series = 0.0, writer: str = "indexbench"
+              modelled_file_bytes: float | pd.Series = 0.0, writer: str = OUR_WRITER
               ) -> tuple[CostProfile, dict[str, Any]]:
     """Fit CPU, disk and overhead constants to a real run's measured seconds.
 
@@ -321,7 +326,9 @@ def calibrate(metrics: pd.DataFrame, base: str = "local", *, cores: int | None =
         changes["record_bytes_ratio"] = float(written.sum() / modelled)
     else:
         kept_base["record_bytes_ratio"] = "no bytes_written / records_written"
-    fitted = replace(base_prof, name=f"{base_prof.name}-calibrated", writer=writer,
+    name = (f"{base_prof.name}-calibrated" if writer == OUR_WRITER else
+            f"{writer.replace(' ', '-')}-calibrated")  # a profile of Hudi's writer
+    fitted = replace(base_prof, name=name, writer=writer,
                      note=f"calibrated on {report['rows']} rows of {_runs(metrics)} "
                           f"({writer}'s writer) at parallelism {p} (R² "
                           f"{report['r2']:.3f}) from base {base_prof.name!r}", **changes)

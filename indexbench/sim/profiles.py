@@ -14,6 +14,16 @@ from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 
 FORMAT = "indexbench.cost_profile/1"
+# whose writer ``calibrate`` fits a profile to: ours, or Apache Hudi's own
+OUR_WRITER = "indexbench"
+HUDI_WRITER = "hudi"
+CALIBRATED_WRITERS = (OUR_WRITER, HUDI_WRITER)
+
+
+def hudis(writer: str) -> bool:
+    """Whether a profile's writer is Apache Hudi's own (``calibrate --writer hudi``:
+    ``hudi <version>``)."""
+    return writer.startswith(HUDI_WRITER)
 
 # Sources, cited next to the constants below.
 _AWS_S3 = ("Best practices design patterns: optimizing Amazon S3 performance, "
@@ -83,7 +93,7 @@ class CostProfile:
     # write stat in the commit and, for Hudi's writer, the file's entries in the metadata
     # table (files, column stats) and its marker. Not in any published figure; 0 here
     # and fitted by ``calibrate`` from the commit seconds of rows that wrote different
-    # numbers of files (Hudi 1.2's writer on this project's machine: docs/choosing-an-index.md).
+    # numbers of files (Hudi 1.2's writer on this project's machine: docs/simulator.md).
     commit_file_s: float = 0.0
     # An external key-value index server (Hudi's HBase index; external-kv's redis): one
     # request's round trip and its cost per key carried, the p99/p50 ratio of requests,

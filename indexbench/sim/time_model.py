@@ -38,7 +38,9 @@ row are 0, byte columns are read from ``model_<col>`` (simulated rows) or ``<col
             + commit_file_s * files_written            # the driver, file by file
     total   = tag + write + commit  ( = model_io_s + model_cpu_s + model_overhead_s )
 
-The Σ terms are the counters the indexes declare with a price
+The Σ terms are the counters the indexes declare with a price (and, for a profile of
+Apache Hudi's own writer, those their Hudi counterparts price as the work Hudi's writer
+does beyond ours: ``HudiCounterpart.hudi_prices``)
 (:class:`indexes.base.Price`: a phase, the constant, how the quantity spreads over
 the cores, or ``job``: one Spark job of the index's own in the commit phase, paid once
 when the counter is not 0), so the model names no index's counter. dynamic-rli prices
@@ -68,7 +70,7 @@ import numpy as np
 import pandas as pd
 
 import indexes
-from indexbench.sim.profiles import CostProfile
+from indexbench.sim.profiles import CostProfile, hudis
 from indexes import roles
 from indexes.base import Price
 
@@ -80,11 +82,6 @@ _CONTRACT_COUNTS = ("records", "keys_hashed", "bloom_checks", "footers_read", "f
                     "footer_keys_written", "partitions_touched")
 # Bytes are measured in a real run and modelled (``model_<col>``) in a simulated one.
 _CONTRACT_BYTES = ("bytes_read", "bytes_written", "merge_bytes_read", "shuffle_bytes")
-
-
-def hudis(writer: str) -> bool:
-    """Whether a profile's writer is Apache Hudi's own (``calibrate --writer hudi``)."""
-    return writer.startswith("hudi")
 
 
 def priced_counters(writer: str = "") -> tuple[tuple[str, Price], ...]:
