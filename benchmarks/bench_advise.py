@@ -7,9 +7,10 @@ keys), 24 a day for 417 days — 1,000,600,000 records at the horizon — every 
 ``--jobs 2``. The tracks: wall seconds, peak memory, and the worst relative error of the
 path above the exact limit where it is checked against an exact simulation.
 ``INDEXBENCH_ASV_ADVISE_SIZES=records,batch,days,exact_limit`` shrinks it (``.ci/asv-check``
-runs a horizon of a few hundred thousand keys). ``AdviseHorizonHudi``: the same with the
-indexes Hudi has priced as Hudi's own writer too (``--hudi-storage``, the profiles of
-docs/profiles fitted on 2026-12-01): what that second pricing costs the answer.
+runs a horizon of a few hundred thousand keys). ``AdviseHorizonHudi``: the same answer on
+the profiles of docs/profiles fitted on 2026-12-01, ours (``--storage``) and Hudi's own
+writer's (``--hudi-storage``), which prices the indexes Hudi has a second time (its own
+``--storage``, so the two tracks differ by more than that pricing).
 """
 
 from __future__ import annotations

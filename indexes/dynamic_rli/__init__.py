@@ -115,7 +115,8 @@ class DynamicRliIndex(AdvisedSettings, TableFigures, TableServices, PointLookups
         # and Hudi's writer appends them by an upsert of the metadata table: Spark jobs of
         # its own at the commit (tagging the entries to the index's file groups, writing
         # their log blocks), measured 1.0-1.1 s a batch more commit than its bloom index
-        # at 300,000 records (docs/choosing-an-index.md#hudis-own-writer-as-a-profile);
+        # at 300,000 records (docs/choosing-an-index.md, "Measured with Hudi's own
+        # writer as a profile");
         # ours writes its RLI files with the data, in no job of their own
         hudi_prices=(("rli_entries_written", Price("commit", "index_job_s", "job")),
                      ("rli_entries_written", Price("commit", "index_job_record_s",
