@@ -483,6 +483,7 @@ def _query_type(args: argparse.Namespace) -> str:
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
     from indexbench import api
+    from indexbench.sim.profiles import hudis
 
     if args.out:
         check_out_file(args.out)
@@ -498,7 +499,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     console.print(f"rows {fit.get('rows')}, R² {fit.get('r2', float('nan')):.3f}; "
                   f"kept from {args.base}: {', '.join(fit.get('kept_base', {})) or 'none'}")
     if args.out:
-        use = "advise --hudi-storage" if args.writer != "indexbench" else "sim --storage"
+        use = "advise --hudi-storage" if hudis(profile.writer) else "sim --storage"
         console.print(f"profile: {args.out}  (indexbench {use} {args.out})")
     return 0
 

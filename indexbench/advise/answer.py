@@ -15,6 +15,7 @@ from indexbench.advise.request import AdviceRequest
 from indexbench.sim import profiles
 from indexes import roles
 from reports.advice import Answer, Crossover, HudiAdvice, Recommendation, secs
+from tableformat.table_type import check_table_type
 
 # indexes whose cost per batch is within this share of the best are tied with it
 TIE = 0.02
@@ -148,9 +149,10 @@ def _hudi_config(name: str, params: dict, table_type: str) -> tuple[dict | None,
     counterpart = roles.hudi_counterpart(indexes.index_class(name))
     if counterpart is None:
         return None, f"Hudi has no {name} index"
-    hudi_type = {"cow": "COPY_ON_WRITE", "mor": "MERGE_ON_READ"}[table_type]
-    if hudi_type not in counterpart.table_types:
-        return None, counterpart.refused or f"Hudi runs {name} only on {counterpart.table_types}"
+    hudi_type = check_table_type(table_type)
+    refused = counterpart.refusal(hudi_type)  # as AdviceRequest.hudi_names asks it
+    if refused is not None:
+        return None, refused
     options = dict(counterpart.options(indexes.get(name, **params)))
     options["hoodie.datasource.write.table.type"] = hudi_type
     return options, ""

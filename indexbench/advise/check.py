@@ -186,13 +186,12 @@ def check_result(now: pd.DataFrame, size: int, rows: pd.DataFrame, tie: float,
     it, else against our writer's model."""
     modelled = now["cost_s"].astype(float).sort_values(kind="stable")
     measured, hudi = measured_costs(rows), hudi_measured(rows)
-    hudi_model = modelled
-    if hudi_now is not None and HUDI + "cost_s" in hudi_now.columns:
-        hudi_model = hudi_now[HUDI + "cost_s"].astype(float).dropna().sort_values(
-            kind="stable")
+    as_hudi = hudi_now is not None and HUDI + "cost_s" in hudi_now.columns
+    hudi_model = (hudi_now[HUDI + "cost_s"].astype(float).dropna().sort_values(kind="stable")
+                  if as_hudi else modelled)
     table = pd.DataFrame({"modelled_s": modelled})
     table = table.join(measured[["measured_s", "measured_min_s", "measured_max_s"]])
-    if hudi_model is not modelled:
+    if as_hudi:
         table = table.join(hudi_model.rename("hudi_modelled_s"))
     table = table.join(hudi[["measured_s"]].rename(columns={"measured_s": "hudi_measured_s"}))
     return CheckResult(size=size, batches=batches, table=table,
