@@ -152,6 +152,26 @@ class Metric:
     placement: bool = False
     priced: tuple[Price, ...] = ()
     part_of: str | None = None
+    # work of this project's own Spark plan for the index: Hudi's writer plans its own,
+    # so a profile of Hudi's writer does not price it (HudiCounterpart.hudi_prices does)
+    our_plan: bool = False
+
+
+# What an index's own Spark plan does while tagging beyond the one pass over the batch
+# every index makes (priced per batch by tag_overhead_s and per record by
+# cpu_record_tag_s): the indexes whose tagging does more declare these, count them where
+# they run the work (the Spark adapter) and where they simulate it, and the time model
+# prices them with the same two constants. Measured 2026-12-02 on 2 cores at 1,000,000
+# records: multi-fg-bucket's tagging, which persists the batch twice and counts its
+# inserts in a job of its own, took 1.8 times bloom's for the same files and probes.
+TAG_JOBS = Metric(
+    "tag_jobs", "Spark jobs the index's tagging runs before the tagged batch's own (a read "
+    "of footer key ranges, a count of inserts to plan)", counter=True,
+    priced=(Price("tag", "tag_overhead_s", "driver"),), our_plan=True)
+TAG_ROWS_PERSISTED = Metric(
+    "tag_rows_persisted", "rows the index's tagging persists on the executors (serialised, "
+    "stored, read back) besides the tagged batch the driver persists", counter=True,
+    priced=(Price("tag", "cpu_record_tag_s", "per_core"),), our_plan=True)
 
 
 @dataclass(frozen=True)

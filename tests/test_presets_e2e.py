@@ -67,7 +67,7 @@ EXACT = ["records", "inserts", "updates", "file_groups", "files_in_table", "cand
          "hash_collisions", "keys_hashed", "from_buckets", "to_buckets", "kv_gets",
          "kv_get_round_trips", "kv_puts", "kv_put_round_trips", "kv_round_trips",
          "kv_stale_entries", "kv_entries", "records_moved", "directory_doublings",
-         "directory_entries", "directory_bytes"]
+         "directory_entries", "directory_bytes", "tag_jobs", "tag_rows_persisted"]
 
 
 # The presets each index runs besides uniform: where its counters move (bloom: false

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 import subprocess
 import sys
@@ -33,7 +34,8 @@ ROW = {"records": 50_000, "keys_hashed": 50_000, "bloom_checks": 200_000, "foote
        "model_rli_bytes_read": 1e6,
        "rli_files_written": 2, "model_rli_bytes_written": 1e6, "model_shuffle_bytes": 2e7,
        "partitions_touched": 3, "kv_gets": 50_000, "kv_get_round_trips": 500,
-       "kv_puts": 10_000, "kv_put_round_trips": 100, "kv_round_trips": 603}
+       "kv_puts": 10_000, "kv_put_round_trips": 100, "kv_round_trips": 603,
+       "tag_jobs": 2, "tag_rows_persisted": 100_000}
 
 
 def test_imports_without_pyspark():
@@ -289,6 +291,10 @@ def test_calibration_recovers_known_constants():
         assert getattr(fitted, field) == pytest.approx(getattr(TRUE, field), rel=0.10), field
     assert fitted.read_bandwidth(CORES) == pytest.approx(TRUE.read_bandwidth(CORES), rel=0.10)
     assert fitted.write_bandwidth(CORES) == pytest.approx(TRUE.write_bandwidth(CORES), rel=0.10)
+    # a merge's reads, fitted from the write phase on their own
+    assert fitted.merge_read_latency() == pytest.approx(TRUE.read_latency_s, rel=0.10)
+    assert fitted.merge_read_bandwidth(CORES) == pytest.approx(
+        TRUE.merge_read_bandwidth(CORES), rel=0.10)
     # nothing in the run identifies these: the base profile's values stay
     assert fitted.cpu_probe_s == PROFILES["local"].cpu_probe_s
     assert fitted.shuffle_core_bps == PROFILES["local"].shuffle_core_bps
@@ -317,6 +323,46 @@ def test_calibration_keeps_the_index_job_constants_without_such_a_job():
     assert fitted.index_job_s == pytest.approx(
         TRUE.index_job_s + 5000 * (TRUE.index_job_record_s - fitted.index_job_record_s) / CORES,
         rel=1e-3)  # less what the other fitted constants model of the commit
+
+
+def test_a_merge_reads_at_its_own_constants_and_defaults_to_the_tagging_reads():
+    """A profile without merge constants (the built-in ones, one saved before they
+    existed) prices a merge's reads as the tagging's; given its own, only the write
+    phase moves."""
+    local = PROFILES["local"]
+    assert local.merge_read_latency() == local.read_latency_s
+    assert local.merge_read_bandwidth(CORES) == local.read_bandwidth(CORES)
+    data = {k: v for k, v in json.loads(local.to_json()).items()
+            if not k.startswith("merge_read_")}
+    assert CostProfile.from_json(json.dumps(data)) == local
+    slower = replace(local, read_latency_s=1e-3)  # the default follows the tagging's
+    assert slower.merge_read_latency() == 1e-3
+    base = model_seconds(ROW, local, cores=CORES)
+    faster = model_seconds(ROW, replace(local, merge_read_latency_s=0.0,
+                                        merge_read_stream_bps=100 * local.read_stream_bps),
+                           cores=CORES)
+    assert faster["model_write_s"] < base["model_write_s"]
+    assert (faster["model_tag_s"], faster["model_commit_s"]) == \
+        (base["model_tag_s"], base["model_commit_s"])
+
+
+def test_the_cost_per_key_of_a_lookup_is_fitted_from_the_seconds_at_one_request_size():
+    """external-kv's own latencies tell the round trip; at one request size they cannot
+    tell the cost per key, so the tagging's and commit's seconds do."""
+    truth = replace(TRUE, kv_key_s=8e-6, kv_round_trip_s=300e-6)
+    run = _real_run()
+    gets = np.where(run.index % 3 == 0, run["records"].astype(float), 0.0)  # its rows
+    run["kv_gets"], run["kv_get_round_trips"] = gets, np.ceil(gets / 100)
+    base = PROFILES["local"]
+    per_request = np.where(gets > 0, gets / np.maximum(run["kv_get_round_trips"], 1), np.nan)
+    run["kv_get_p50_ms"] = (truth.kv_round_trip_s + base.kv_key_s * per_request) * 1000
+    timed = model_frame(run, truth, cores=CORES)
+    for phase in ("tag", "write", "commit"):
+        run[f"{phase}_s"] = timed[f"model_{phase}_s"]
+    fitted, report = calibrate(run, base="local", cores=CORES)
+    assert "kv_key_s" not in report["kept_base"]
+    assert fitted.kv_key_s == pytest.approx(truth.kv_key_s, rel=0.05)
+    assert fitted.kv_round_trip_s == pytest.approx(truth.kv_round_trip_s, rel=0.05)
 
 
 def test_calibration_keeps_base_for_collinear_work():
@@ -395,4 +441,8 @@ def test_hudis_writer_pays_what_its_counterparts_say_it_does_beyond_ours():
     paid = model_seconds(row, hudi, cores=CORES)["model_commit_s"] - model_seconds(
         none, hudi, cores=CORES)["model_commit_s"]
     assert paid == pytest.approx(0.5 + 10_000 * 4e-6 / CORES)
-    assert model_seconds(none, hudi, cores=CORES) == model_seconds(none, ours, cores=CORES)
+    # our own Spark plan's work (tag_jobs, tag_rows_persisted): Hudi's writer plans its own
+    plain = dict(none, tag_jobs=0, tag_rows_persisted=0)
+    assert model_seconds(none, hudi, cores=CORES) == model_seconds(plain, ours, cores=CORES)
+    assert model_seconds(none, ours, cores=CORES)["model_tag_s"] > model_seconds(
+        plain, ours, cores=CORES)["model_tag_s"]

@@ -113,6 +113,16 @@ class CostProfile:
     # indexbench.sim.record_size). Bloom's file sizing (small files, room per file) reads
     # file bytes; as a ratio it carries over to workloads of other record sizes.
     record_bytes_ratio: float = 0.0
+    # A copy-on-write merge's read of the old base file, in the task that writes the new
+    # one (merge_files_read, merge_bytes_read): its open and one stream's bytes/s. -1 and
+    # 0 (the defaults): as read_latency_s and read_stream_bps (the built-in profiles: the
+    # same device; a profile saved before these fields existed). ``calibrate`` fits them
+    # from the write phase alone, when its rows separate them: the tagging's reads (a
+    # bloom lookup's footers and key columns, decoded to probe) cost more per file and
+    # byte than a merge's, and one pair of constants for both priced our writer's merges
+    # at 1,000,000 records 1.6-2.0 times what they measured (docs/simulator.md).
+    merge_read_latency_s: float = -1.0
+    merge_read_stream_bps: float = 0.0
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -120,6 +130,8 @@ class CostProfile:
             if f.name in ("name", "note", "writer"):
                 if not isinstance(value, str):
                     raise ValueError(f"cost profile {f.name} must be a string, got {value!r}")
+                continue
+            if f.name == "merge_read_latency_s" and value == -1.0:  # as read_latency_s
                 continue
             if isinstance(value, bool) or not isinstance(value, int | float) \
                     or not math.isfinite(value) or value < 0:
@@ -142,6 +154,22 @@ class CostProfile:
         """Aggregate read bytes/s: one stream per core, capped by the device or NIC."""
         bw = self.cores(cores) * self.read_stream_bps
         return min(bw, self.max_read_bps) if self.max_read_bps else bw
+
+    def merge_read_latency(self) -> float:
+        """A merge's open of the old base file: ``merge_read_latency_s``, else the
+        tagging's ``read_latency_s``."""
+        return self.read_latency_s if self.merge_read_latency_s < 0 else \
+            self.merge_read_latency_s
+
+    def merge_read_bandwidth(self, cores: int | None = None) -> float:
+        """Aggregate bytes/s of a merge's reads of the old base files: as
+        :meth:`read_bandwidth` at ``merge_read_stream_bps`` (else ``read_stream_bps``),
+        the ceiling in proportion (a calibrated profile's ceiling is the tagging's fitted
+        rate at its cores)."""
+        stream = self.merge_read_stream_bps or self.read_stream_bps
+        bw = self.cores(cores) * stream
+        cap = self.max_read_bps * stream / self.read_stream_bps
+        return min(bw, cap) if self.max_read_bps else bw
 
     def write_bandwidth(self, cores: int | None = None) -> float:
         """Aggregate write bytes/s: one stream per core, capped by the device or NIC."""

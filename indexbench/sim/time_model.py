@@ -16,16 +16,18 @@ row are 0, byte columns are read from ``model_<col>`` (simulated rows) or ``<col
     lat(n)  = max(n / p, min(n, 1))        # n requests spread over p cores; >= 1 round trip
     BW_r    = min(p * read_stream_bps,  max_read_bps  or inf)
     BW_w    = min(p * write_stream_bps, max_write_bps or inf)
+    BW_m    = BW_r at merge_read_stream_bps (0: read_stream_bps)  # a merge's reads
 
-    tag     = tag_overhead_s
+    tag     = tag_overhead_s * (1 + Σ jobs)          # tag_jobs: the index's own jobs
             + read_latency_s * lat(footers_read + files_read + Σ requests)
             + (bytes_read + Σ bytes) / BW_r
             + (cpu_hash_s * keys_hashed + cpu_probe_s * bloom_checks
-               + cpu_record_tag_s * records) / p
+               + cpu_record_tag_s * (records + Σ rows)) / p   # tag_rows_persisted
             + kv_round_trip_s * lat(Σ requests) + kv_key_s * Σ per_core / p
     write   = write_overhead_s
             + write_latency_s * lat(files_written) + bytes_written / BW_w
-            + read_latency_s * lat(merge_files_read) + merge_bytes_read / BW_r
+            + merge_read_latency_s * lat(merge_files_read) + merge_bytes_read / BW_m
+                                        # (-1: read_latency_s)
             + shuffle_bytes / (p * shuffle_core_bps)
             + cpu_record_write_s * records_written / p
             + cpu_footer_key_s * footer_keys_written / p   # footer filters built
@@ -87,7 +89,8 @@ _CONTRACT_BYTES = ("bytes_read", "bytes_written", "merge_bytes_read", "shuffle_b
 def priced_counters(writer: str = "") -> tuple[tuple[str, Price], ...]:
     """(counter, price) of every counter a registered index declares with a price, in
     registry order, each once; for a profile of Hudi's own writer also what the indexes'
-    Hudi counterparts say Hudi's writer does beyond ours (``hudi_prices``)."""
+    Hudi counterparts say Hudi's writer does beyond ours (``hudi_prices``), and not what
+    only this project's Spark plan for an index does (``Metric.our_plan``)."""
     return _priced_by(tuple(indexes.names()), hudis(writer))
 
 
@@ -96,6 +99,8 @@ def _priced_by(names: tuple[str, ...], hudi: bool = False) -> tuple[tuple[str, P
     out: list[tuple[str, Price]] = []
     for name in names:
         for m in indexes.index_class(name).METRICS:
+            if hudi and m.our_plan:  # our Spark plan's work: Hudi's writer plans its own
+                continue
             out += [(m.name, pr) for pr in m.priced if (m.name, pr) not in out]
     for name in names if hudi else ():
         counterpart = roles.hudi_counterpart(indexes.index_class(name))
@@ -126,8 +131,9 @@ BYTE_COLUMNS = byte_columns()
 
 _THETA = ("tag_overhead_s", "write_overhead_s", "commit_overhead_s", "cpu_hash_s",
           "cpu_probe_s", "cpu_record_tag_s", "cpu_record_write_s", "cpu_footer_key_s",
-          "read_latency_s",
-          "write_latency_s", "read_byte_s", "write_byte_s", "shuffle_byte_s",
+          "read_latency_s", "merge_read_latency_s",
+          "write_latency_s", "read_byte_s", "merge_read_byte_s", "write_byte_s",
+          "shuffle_byte_s",
           "kv_round_trip_s", "kv_key_s", "index_job_s", "index_job_record_s",
           "commit_file_s")
 # the key-value server's constants: fitted from its measured requests, not from seconds
@@ -222,10 +228,11 @@ def _features(w: dict[str, np.ndarray], p: int, commit_files: int, writer: str =
     tag = {
         "kv_round_trip_s": q("tag", "kv_round_trip_s"),
         "kv_key_s": q("tag", "kv_key_s"),
-        "tag_overhead_s": 1.0 - w["rescale"],
+        # a table service tags nothing: no phase job, nor the index's own
+        "tag_overhead_s": q("tag", "tag_overhead_s", amount=1.0) * (1.0 - w["rescale"]),
         "cpu_hash_s": w["keys_hashed"] / p,
         "cpu_probe_s": w["bloom_checks"] / p,
-        "cpu_record_tag_s": w["records"] / p,
+        "cpu_record_tag_s": q("tag", "cpu_record_tag_s", amount=w["records"] / p),
         "read_latency_s": q("tag", "read_latency_s",
                                   requests=w["footers_read"] + w["files_read"]),
         "read_byte_s": q("tag", "read_byte_s", amount=w["bytes_read"]),
@@ -236,9 +243,9 @@ def _features(w: dict[str, np.ndarray], p: int, commit_files: int, writer: str =
         "cpu_footer_key_s": w["footer_keys_written"] / p,
         "write_latency_s": q("write", "write_latency_s",
                                    requests=w["files_written"]),
-        "read_latency_s": q("write", "read_latency_s",
+        "merge_read_latency_s": q("write", "merge_read_latency_s",
                                   requests=w["merge_files_read"]),
-        "read_byte_s": q("write", "read_byte_s", amount=w["merge_bytes_read"]),
+        "merge_read_byte_s": q("write", "merge_read_byte_s", amount=w["merge_bytes_read"]),
         "write_byte_s": q("write", "write_byte_s", amount=w["bytes_written"]),
         "shuffle_byte_s": w["shuffle_bytes"],
     }
@@ -264,6 +271,8 @@ def _theta(prof: CostProfile, p: int) -> dict[str, float]:
     """The profile as the coefficients of the linear model at parallelism ``p``."""
     theta = {k: float(getattr(prof, k)) for k in _THETA if hasattr(prof, k)}
     theta["read_byte_s"] = 1.0 / prof.read_bandwidth(p)
+    theta["merge_read_latency_s"] = prof.merge_read_latency()
+    theta["merge_read_byte_s"] = 1.0 / prof.merge_read_bandwidth(p)
     theta["write_byte_s"] = 1.0 / prof.write_bandwidth(p)
     theta["shuffle_byte_s"] = 1.0 / (p * prof.shuffle_core_bps)
     return theta

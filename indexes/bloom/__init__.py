@@ -15,7 +15,7 @@ from functools import partial
 
 import pyarrow as pa
 
-from indexes.base import Metric, Param, RecordIndex, fraction
+from indexes.base import TAG_JOBS, Metric, Param, RecordIndex, fraction
 from indexes.bloom_filter import FOOTER_KEY, HASHINGS, PYBLOOM, TYPE_CODE_KEY, HoodieBloomFilter
 from indexes.bloom_filter.metrics import FOOTER_METRICS
 from indexes.bloom_filter.roles import BloomFilterTheory, BloomSimOptions
@@ -120,6 +120,7 @@ class BloomIndex(AdvisedSettings, BloomFilterTheory, BloomSimOptions, SizeNotes,
     SIM_ADAPTER = "indexes.bloom.sim:BloomSim"
     METRICS = (
         *FOOTER_METRICS,
+        TAG_JOBS,
         Metric("bloom_mode", "simulator: 'exact' (real filters) or 'model' (drawn FPs)"),
     )
     PARAMS = (

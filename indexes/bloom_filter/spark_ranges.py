@@ -1,6 +1,7 @@
 """Step 1 of Hudi's bloom lookup on Spark: every base file's footer min/max record key,
 read in executor tasks (``HoodieBloomIndex.loadColumnRangesFromFiles``). Only one row
-per file comes back to the driver; footers read and bytes go to the batch's counters.
+per file comes back to the driver; footers read and bytes go to the batch's counters,
+and the job itself to ``tag_jobs``.
 bloom reads every file of the batch's partitions, multi-fg-bucket its file groups."""
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ def read_key_ranges(ctx: TagContext, files: list[tuple[str, str, str]]) -> pd.Da
     those columns plus ``min_key``/``max_key`` (None where the footer has no range)."""
     uri, acc = ctx.table.uri, ctx.counters
     n = max(1, min(len(files), ctx.spark.sparkContext.defaultParallelism * 2))
+    acc.add({"tag_jobs": 1})  # a Spark job of the tagging's own (the time model's)
 
     def read(frames):
         from tableformat.table import Table

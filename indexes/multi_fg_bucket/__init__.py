@@ -18,7 +18,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from indexes.base import Metric, Param, fraction
+from indexes.base import TAG_JOBS, TAG_ROWS_PERSISTED, Metric, Param, fraction
 from indexes.bloom_filter import (
     DEFAULT_MAX_ENTRIES,
     DEFAULT_NUM_ENTRIES,
@@ -77,6 +77,8 @@ class MultiFgBucketIndex(AdvisedSettings, BloomFilterTheory, BloomSimOptions, Fi
                "range pruning) per key looked up"),
         Metric("file_groups_opened", "file groups this batch's inserts opened", counter=True),
         *FOOTER_METRICS,
+        TAG_JOBS,
+        TAG_ROWS_PERSISTED,
     )
     PARAMS = (
         *BucketIndex.PARAMS,

@@ -173,6 +173,7 @@ class MultiFgBucketSim(SimFooterBytes, SimAdapter):
                                        self.model.table_type)
         self.text = KeyText(batch.keys)
         self.pending: dict[str, list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = {}
+        self.ranged = False  # footer key ranges read: one Spark job for the batch
 
     def _buckets(self, ordinals: np.ndarray, part: np.ndarray) -> np.ndarray:
         cols = [self.batch.keys.column(f, ordinals) for f in self.fields]
@@ -213,9 +214,14 @@ class MultiFgBucketSim(SimFooterBytes, SimAdapter):
                              self.batch.instant)
         self.counts.update(plan_counters(plans))
         self.counts["avg_record_size"] = avg
+        # as the Spark adapter: the insert count is a job of its own, the routed rows are
+        # persisted when there are groups to look up, the located ones always
+        self.counts["tag_jobs"] += 1
+        persisted = 2 if self.groups else 1
         out = GroupWrites()
         for p, (ords, buckets, new) in records.items():
             self.counts["keys_hashed"] += len(ords)
+            self.counts["tag_rows_persisted"] += persisted * len(ords)
             st = self.state.setdefault(p, PartitionState())
             codes = keys.order_codes(ords)
             writes: dict[str, list[int]] = {}  # file id → [inserts, updates]
@@ -227,6 +233,8 @@ class MultiFgBucketSim(SimFooterBytes, SimAdapter):
                 out.add(p, fid, int(fid[:8]), ins, upd)
                 if ins:  # the plan's groups, as the Spark adapter's insert_groups
                     out.planned.add((p, fid))
+        if self.ranged:
+            self.counts["tag_jobs"] += 1
         return out
 
     # ---- the lookup inside each key's bucket ------------------------------------------
@@ -240,6 +248,7 @@ class MultiFgBucketSim(SimFooterBytes, SimAdapter):
         self.counts["keys_looked_up"] += int((pg.span(buckets)[1] > 0).sum())
         if prune:
             self.counts["range_footers_read"] += len(pg)
+            self.ranged = True
         # keys in (bucket, key) order: a group's candidates are one slice of them
         order = self.text.order(buckets, codes, ords)
         lo, hi = self._slices(st, pg, num, buckets[order], codes[order], ords[order], prune)

@@ -11,7 +11,9 @@
    the bucket's newest group then new ones (:mod:`~indexes.multi_fg_bucket.plan`); one
    task per bucket ranks its inserts by key and cuts them at the plan.
 
-Located rows are persisted once, so the counters of steps 1-3 are counted once.
+Located rows are persisted once, so the counters of steps 1-3 are counted once. The
+tagging's own jobs (the range read, the insert count) and the rows it persists (routed,
+located) are counted too: ``tag_jobs``, ``tag_rows_persisted``.
 """
 
 from __future__ import annotations
@@ -84,10 +86,15 @@ class MultiFgBucketSpark(VerifiesIndex, SparkAdapter):
         has_deletes = IS_DELETED in batch.columns
         schema = tagged_schema(batch.schema, nullable=True)
 
+        # the routed rows are persisted when there are groups to look up, the located ones
+        # always: the time model prices both (tag_rows_persisted)
+        persisted = 2 if groups else 1
+
         def add_bucket(batches):
             for rb in batches:
                 buckets = route([rb.column(f) for f in fields], rb.column(part), counts)
-                acc.add({"keys_hashed": rb.num_rows})
+                acc.add({"keys_hashed": rb.num_rows,
+                         "tag_rows_persisted": persisted * rb.num_rows})
                 yield pa.RecordBatch.from_arrays(
                     [*rb.columns, pa.array(buckets.astype(np.int32))],
                     schema=rb.schema.append(pa.field(BUCKET_COL, pa.int32(), False)))
@@ -108,6 +115,7 @@ class MultiFgBucketSpark(VerifiesIndex, SparkAdapter):
             is_insert = is_insert & ~F.coalesce(F.col(IS_DELETED), F.lit(False))
         inserts = {(r[0], int(r[1])): int(r[2]) for r in located.where(is_insert)
                    .groupBy(part, BUCKET_COL).count().collect()}  # ok: one row per bucket
+        acc.add({"tag_jobs": 1})  # that count: a Spark job of the tagging's own
         cfg_sizing = self.index.sizing()
         avg = sizing.average_record_size(ctx.snapshot.commits, cfg_sizing)
         plans = plan_inserts(inserts, groups, records_per_group(cfg_sizing, avg), ctx.instant)
