@@ -27,9 +27,8 @@ import indexes
 from indexbench.advise.request import AdviceRequest
 from indexbench.sim import profiles
 from indexbench.sim.driver import simulate
-from indexbench.sim.profiles import HUDI_WRITER
 from indexbench.sim.record_size import measure
-from indexbench.sim.time_model import byte_columns, count_columns, model_frame, model_seconds
+from indexbench.sim.time_model import any_writer_columns, model_frame, model_seconds
 from indexes import roles
 from reports.figures.rescale import RESCALE
 
@@ -126,9 +125,10 @@ def figures_of(df: pd.DataFrame, probe_batches: int) -> dict[str, float]:
     commit = _median(col(up, "model_commit_s"))  # an index updated at commit (RLI, puts)
     svc = float(pd.to_numeric(col(services, "model_total_s"), errors="coerce").fillna(0).sum())
     skew = _last(up, "bucket_records_max") / _last(up, "bucket_records_mean")
-    # the work every writer's profile prices (Hudi's writer's prices more of it)
-    work = {c: _median(col(up, c)) for c in count_columns(HUDI_WRITER)}
-    work |= {f"model_{c}": _median(col(up, f"model_{c}")) for c in byte_columns(HUDI_WRITER)}
+    # the work a profile of either writer prices
+    counts, nbytes = any_writer_columns()
+    work = {c: _median(col(up, c)) for c in counts}
+    work |= {f"model_{c}": _median(col(up, f"model_{c}")) for c in nbytes}
     return {"cost_s": tag + write + commit + svc / probe_batches, "tag_s": tag,
             "write_s": write, "commit_s": commit,
             "services_s": svc / probe_batches, "resizes": len(resizes) / probe_batches,
@@ -170,8 +170,8 @@ def carried_to(big: dict[str, Any], small: dict[str, Any], n: int,
     counted figure as the power of the size it grows by between them, seconds priced
     again from the carried work (and, with ``hudi_profile``, as Hudi's writer)."""
     m1, m2 = float(big["simulated_keys"]), float(small["simulated_keys"])
-    work = [c for c in big if c in count_columns(HUDI_WRITER)
-            or (c.startswith("model_") and c[6:] in byte_columns(HUDI_WRITER))]
+    counts, nbytes = any_writer_columns()
+    work = [c for c in big if c in counts or (c.startswith("model_") and c[6:] in nbytes)]
     hudi = hudi_profile is not None and np.isfinite(float(big.get(HUDI + "cost_s", np.nan)))
     carried = (*CARRIED, HUDI + "services_s") if hudi else CARRIED
     at = {}

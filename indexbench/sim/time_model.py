@@ -72,7 +72,7 @@ import numpy as np
 import pandas as pd
 
 import indexes
-from indexbench.sim.profiles import CostProfile, hudis
+from indexbench.sim.profiles import HUDI_WRITER, OUR_WRITER, CostProfile, hudis
 from indexes import roles
 from indexes.base import Price
 
@@ -121,6 +121,15 @@ def byte_columns(writer: str = "") -> tuple[str, ...]:
     """The byte columns the model reads (``model_<col>`` in a simulated row)."""
     priced = [c for c, pr in priced_counters(writer) if pr.spread == "bytes"]
     return tuple(dict.fromkeys((*_CONTRACT_BYTES, *priced)))
+
+
+def any_writer_columns() -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The counters and byte columns the model reads for a profile of any writer (ours
+    prices our Spark plan's work, Hudi's writer's what its counterparts add): the work
+    to keep of a row that may be priced either way."""
+    writers = (OUR_WRITER, HUDI_WRITER)
+    return (tuple(dict.fromkeys(c for w in writers for c in count_columns(w))),
+            tuple(dict.fromkeys(c for w in writers for c in byte_columns(w))))
 
 
 # as the registry had them when this module was imported (the model asks again each time)
