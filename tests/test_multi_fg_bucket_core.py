@@ -213,3 +213,28 @@ def test_simulator_orders_keys_and_finds_runs_exactly_on_tied_codes():
     assert got.tolist() == [8, 7, 7, 8, 9, 9]
     assert text.less(np.array([2, 2], np.uint64), np.array([1, 0]),
                      np.array([2, 2], np.uint64), np.array([0, 1])).tolist() == [True, False]
+
+
+def test_the_simulator_persists_the_routed_rows_only_where_the_batch_has_groups():
+    """As the Spark adapter: the routed batch is persisted for the lookup only when the
+    batch's own partitions hold file groups (a batch of inserts into a new, late
+    partition has none there, whatever the other partitions hold); the located rows
+    always; the insert count is a job of the tagging's own, the range read another."""
+    import workloads
+    from indexbench.sim.driver import simulate
+
+    w = workloads.load("uniform").with_overrides(
+        initial_records=2000, batches=2, batch_size=300, update_fraction=0.0,
+        late_arrival_share=1.0, late_arrival_depth=1, partitions=2)
+    df = simulate("multi-fg-bucket", w, write=False)
+    up = df[df["operation"] == "upsert"].sort_values("batch").set_index("batch")
+    assert (up.loc[1, "tag_rows_persisted"], up.loc[1, "tag_jobs"]) == (300, 1)
+    # a batch whose partition has groups (batch 1's, or an older one) looks them up
+    looked = up["tag_rows_persisted"] == 2 * up["keys_hashed"]
+    assert ((up["tag_rows_persisted"] == up["keys_hashed"]) | looked).all()
+    assert (up["tag_jobs"] == np.where(looked, 2, 1)).all()
+    later = workloads.load("uniform").with_overrides(initial_records=2000, batches=1,
+                                                    batch_size=300)
+    up = simulate("multi-fg-bucket", later, write=False)
+    row = up[(up["operation"] == "upsert") & (up["batch"] == 1)].iloc[0]
+    assert row["tag_rows_persisted"] == 2 * row["keys_hashed"] and row["tag_jobs"] == 2

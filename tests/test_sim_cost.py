@@ -298,7 +298,8 @@ def test_calibration_recovers_known_constants():
     # nothing in the run identifies these: the base profile's values stay
     assert fitted.cpu_probe_s == PROFILES["local"].cpu_probe_s
     assert fitted.shuffle_core_bps == PROFILES["local"].shuffle_core_bps
-    assert set(report["kept_base"]) == {"cpu_probe_s", "shuffle_core_bps"}
+    # (no lookups to a key-value index: its client's cost per key neither)
+    assert set(report["kept_base"]) == {"cpu_probe_s", "shuffle_core_bps", "cpu_kv_key_s"}
     assert report["r2"] > 0.99 and report["rows"] == 80
     assert report["equations"] == {"tag": 75, "write": 80, "commit": 80}
     assert report["rmse_s"] > 0
@@ -346,23 +347,37 @@ def test_a_merge_reads_at_its_own_constants_and_defaults_to_the_tagging_reads():
         (base["model_tag_s"], base["model_commit_s"])
 
 
-def test_the_cost_per_key_of_a_lookup_is_fitted_from_the_seconds_at_one_request_size():
-    """external-kv's own latencies tell the round trip; at one request size they cannot
-    tell the cost per key, so the tagging's and commit's seconds do."""
-    truth = replace(TRUE, kv_key_s=8e-6, kv_round_trip_s=300e-6)
+def test_the_clients_cost_per_key_is_fitted_from_the_seconds_the_servers_from_latency():
+    """external-kv's own latencies tell the server's round trip (and, at several request
+    sizes, its cost per key); the client's work on each key it looks up or puts is the
+    tagging's seconds' to tell (cpu_kv_key_s), and the latency model keeps the server's."""
+    base = PROFILES["local"]
+    truth = replace(TRUE, kv_round_trip_s=300e-6, cpu_kv_key_s=6e-6)
     run = _real_run()
     gets = np.where(run.index % 3 == 0, run["records"].astype(float), 0.0)  # its rows
     run["kv_gets"], run["kv_get_round_trips"] = gets, np.ceil(gets / 100)
-    base = PROFILES["local"]
     per_request = np.where(gets > 0, gets / np.maximum(run["kv_get_round_trips"], 1), np.nan)
-    run["kv_get_p50_ms"] = (truth.kv_round_trip_s + base.kv_key_s * per_request) * 1000
+    run["kv_get_p50_ms"] = (truth.kv_round_trip_s + truth.kv_key_s * per_request) * 1000
     timed = model_frame(run, truth, cores=CORES)
     for phase in ("tag", "write", "commit"):
         run[f"{phase}_s"] = timed[f"model_{phase}_s"]
     fitted, report = calibrate(run, base="local", cores=CORES)
-    assert "kv_key_s" not in report["kept_base"]
-    assert fitted.kv_key_s == pytest.approx(truth.kv_key_s, rel=0.05)
+    assert report["kept_base"]["kv_key_s"] == "one request size only"
+    assert fitted.kv_key_s == base.kv_key_s
     assert fitted.kv_round_trip_s == pytest.approx(truth.kv_round_trip_s, rel=0.05)
+    assert fitted.cpu_kv_key_s == pytest.approx(truth.cpu_kv_key_s, rel=0.05)
+    assert "cpu_kv_key_s" in report["fitted"]
+
+
+def test_merge_constants_the_rows_cannot_tell_keep_the_bases_and_are_not_reported_fitted():
+    run = _real_run()
+    run["merge_files_read"], run["merge_bytes_read"] = 0, 0.0  # no merge in the data
+    fitted, report = calibrate(run, base="hdfs", cores=CORES)
+    base = PROFILES["hdfs"]
+    assert fitted.merge_read_latency() == base.merge_read_latency()
+    assert fitted.merge_read_bandwidth(CORES) == pytest.approx(base.merge_read_bandwidth(CORES))
+    assert "merge_read_stream_bps" in report["kept_base"]
+    assert not {"merge_read_stream_bps", "merge_read_latency_s"} & set(report["fitted"])
 
 
 def test_calibration_keeps_base_for_collinear_work():

@@ -37,7 +37,10 @@ _FIT = ("tag_overhead_s", "write_overhead_s", "cpu_hash_s", "cpu_probe_s",
         "read_byte_s", "write_byte_s", "cpu_record_tag_s", "shuffle_byte_s",
         # last: a merge's reads cost what the data can tell apart from the records and
         # files it writes (often nothing: copy-on-write merges every file it writes)
-        "merge_read_latency_s", "merge_read_byte_s")
+        "merge_read_latency_s", "merge_read_byte_s",
+        # the client's work on a key-value index's keys, beside the server's (kv_key_s,
+        # from the requests' own latencies): from the tagging's seconds
+        "cpu_kv_key_s")
 _MIN_INDEPENDENT = 0.02  # share of a work column not explained by the kept ones
 # The profile field behind each per-byte coefficient (what a report names).
 _FIELD = {"read_byte_s": "read_stream_bps", "write_byte_s": "write_stream_bps",
@@ -222,10 +225,7 @@ def calibrate(metrics: pd.DataFrame, base: str = "local", *, cores: int | None =
     kv_fit, kv_why = fit_kv(metrics, base_prof)
     theta = {**_theta(base_prof, p), **{k: v for k, v in kv_fit.items() if k in _KV}}
     n = len(metrics)
-    # a key-value constant the index's own requests could not fit (one request size
-    # only: no cost per key apart from the round trip) is fitted from the seconds, last
-    from_seconds = tuple(k for k in _KV if k in kv_why and k not in kv_fit)
-    fit_names = (*_FIT, *from_seconds)
+    fit_names = _FIT
 
     blocks, ys, phases, used = [], [], [], np.zeros(n, dtype=bool)
     for phase in ("tag", "write"):
@@ -239,7 +239,7 @@ def calibrate(metrics: pd.DataFrame, base: str = "local", *, cores: int | None =
         mat = np.column_stack([f.get(k, np.zeros(n)) for k in fit_names])
         ok &= np.isfinite(mat).all(axis=1)
         # the key-value server's requests, fitted from their own latencies: taken out
-        kv_s = sum(theta[k] * f.get(k, np.zeros(n)) for k in _KV if k not in from_seconds)
+        kv_s = sum(theta[k] * f.get(k, np.zeros(n)) for k in _KV)
         blocks.append(mat[ok])
         ys.append((y.to_numpy(dtype=float) - kv_s)[ok])
         phases += [phase] * int(ok.sum())
@@ -258,7 +258,7 @@ def calibrate(metrics: pd.DataFrame, base: str = "local", *, cores: int | None =
     changes: dict[str, Any] = {k: v for k, v in fit.items() if not k.endswith("_byte_s")}
     changes.update(kv_fit)
     kept_base = {_field(k): reason for k, reason in why.items()}
-    kept_base.update({k: r for k, r in kv_why.items() if k not in fit})
+    kept_base.update(kv_why)
     for key, stream, cap in (("read_byte_s", "read_stream_bps", "max_read_bps"),
                              ("write_byte_s", "write_stream_bps", "max_write_bps")):
         if stream in kept_base:
@@ -273,13 +273,15 @@ def calibrate(metrics: pd.DataFrame, base: str = "local", *, cores: int | None =
     # a merge's reads the data cannot tell apart keep the base's own constants, not the
     # tagging's as fitted here (a profile's -1 / 0 would follow those)
     merge = "merge_read_stream_bps"
+    kept: dict[str, float] = {}  # set on the profile, not reported as fitted
     if merge not in kept_base and new["merge_read_byte_s"] > 0:
         changes[merge] = 1.0 / (p * new["merge_read_byte_s"])
     else:
         kept_base.setdefault(merge, "fit gave no cost per byte")
         new["merge_read_byte_s"] = theta["merge_read_byte_s"]
-        changes[merge] = base_prof.merge_read_stream_bps or base_prof.read_stream_bps
-    changes.setdefault("merge_read_latency_s", base_prof.merge_read_latency())
+        kept[merge] = 1.0 / (p * theta["merge_read_byte_s"])  # the base's at these cores
+    if "merge_read_latency_s" not in changes:
+        kept["merge_read_latency_s"] = base_prof.merge_read_latency()
     if "shuffle_core_bps" not in kept_base:
         if new["shuffle_byte_s"] > 0:
             changes["shuffle_core_bps"] = 1.0 / (p * new["shuffle_byte_s"])
@@ -348,5 +350,6 @@ def calibrate(metrics: pd.DataFrame, base: str = "local", *, cores: int | None =
     fitted = replace(base_prof, name=name, writer=writer,
                      note=f"calibrated on {report['rows']} rows of {_runs(metrics)} "
                           f"({writer}'s writer) at parallelism {p} (R² "
-                          f"{report['r2']:.3f}) from base {base_prof.name!r}", **changes)
+                          f"{report['r2']:.3f}) from base {base_prof.name!r}",
+                     **kept, **changes)
     return fitted, report

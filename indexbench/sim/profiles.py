@@ -105,6 +105,11 @@ class CostProfile:
     # (docs/simulator.md). hdfs and s3: a datacenter round trip.
     kv_round_trip_s: float = 82e-6
     kv_key_s: float = 2.2e-6
+    # The client's own work on each key it looks up or puts (external-kv: building the
+    # entry keys, decoding and tagging the answers in a Python task), beside the server's
+    # ``kv_key_s`` in the request latency: 0 here; ``calibrate`` fits it from the
+    # tagging's seconds (our writer on this machine, 2026-12-02: 9.2 us a key)
+    cpu_kv_key_s: float = 0.0
     kv_tail_ratio: float = 18.0
     kv_base_bytes: float = 0.96e6
     kv_entry_bytes: float = 171.0
@@ -162,14 +167,12 @@ class CostProfile:
             self.merge_read_latency_s
 
     def merge_read_bandwidth(self, cores: int | None = None) -> float:
-        """Aggregate bytes/s of a merge's reads of the old base files: as
-        :meth:`read_bandwidth` at ``merge_read_stream_bps`` (else ``read_stream_bps``),
-        the ceiling in proportion (a calibrated profile's ceiling is the tagging's fitted
-        rate at its cores)."""
-        stream = self.merge_read_stream_bps or self.read_stream_bps
-        bw = self.cores(cores) * stream
-        cap = self.max_read_bps * stream / self.read_stream_bps
-        return min(bw, cap) if self.max_read_bps else bw
+        """Aggregate bytes/s of a merge's reads of the old base files: one
+        ``merge_read_stream_bps`` stream per core (a calibrated or kept rate: the
+        tagging's ceiling is not a merge's); without one, :meth:`read_bandwidth`."""
+        if not self.merge_read_stream_bps:
+            return self.read_bandwidth(cores)
+        return self.cores(cores) * self.merge_read_stream_bps
 
     def write_bandwidth(self, cores: int | None = None) -> float:
         """Aggregate write bytes/s: one stream per core, capped by the device or NIC."""

@@ -16,14 +16,15 @@ row are 0, byte columns are read from ``model_<col>`` (simulated rows) or ``<col
     lat(n)  = max(n / p, min(n, 1))        # n requests spread over p cores; >= 1 round trip
     BW_r    = min(p * read_stream_bps,  max_read_bps  or inf)
     BW_w    = min(p * write_stream_bps, max_write_bps or inf)
-    BW_m    = BW_r at merge_read_stream_bps (0: read_stream_bps)  # a merge's reads
+    BW_m    = p * merge_read_stream_bps  (0: BW_r)      # a merge's reads
 
     tag     = tag_overhead_s * (1 + Σ jobs)          # tag_jobs: the index's own jobs
             + read_latency_s * lat(footers_read + files_read + Σ requests)
             + (bytes_read + Σ bytes) / BW_r
             + (cpu_hash_s * keys_hashed + cpu_probe_s * bloom_checks
                + cpu_record_tag_s * (records + Σ rows)) / p   # tag_rows_persisted
-            + kv_round_trip_s * lat(Σ requests) + kv_key_s * Σ per_core / p
+            + kv_round_trip_s * lat(Σ requests)
+            + (kv_key_s + cpu_kv_key_s) * Σ per_core / p   # the server's, the client's
     write   = write_overhead_s
             + write_latency_s * lat(files_written) + bytes_written / BW_w
             + merge_read_latency_s * lat(merge_files_read) + merge_bytes_read / BW_m
@@ -35,7 +36,8 @@ row are 0, byte columns are read from ``model_<col>`` (simulated rows) or ``<col
             + write_latency_s * (commit_files + lat(Σ requests))
             + read_latency_s * partitions_touched      # driver lists each partition
             + Σ bytes / BW_w
-            + kv_round_trip_s * (lat(Σ requests) + Σ driver) + kv_key_s * Σ per_core / p
+            + kv_round_trip_s * (lat(Σ requests) + Σ driver)
+            + (kv_key_s + cpu_kv_key_s) * Σ per_core / p
             + index_job_s * Σ job + index_job_record_s * Σ per_core / p
             + commit_file_s * files_written            # the driver, file by file
     total   = tag + write + commit  ( = model_io_s + model_cpu_s + model_overhead_s )
@@ -52,7 +54,8 @@ job that sends them: ``index_job_s``, ``index_job_record_s`` per entry) and the
 driver's own requests (journals, rollbacks: every request less the other two). The
 key-value server's constants are fitted from the run's measured request latencies by
 the index that measures them (:class:`indexes.roles.FitsCostProfile`;
-:func:`indexbench.sim.calibrate.fit_kv`), not from seconds.
+:func:`indexbench.sim.calibrate.fit_kv`), not from seconds; the client's own work on
+each key (``cpu_kv_key_s``) is the seconds'.
 
 A table service's row (``operation`` a rescale or a compaction: not an upsert or a
 delete) has no tagging: ``model_tag_s`` is empty and the reads and hashing it counted
@@ -143,14 +146,14 @@ _THETA = ("tag_overhead_s", "write_overhead_s", "commit_overhead_s", "cpu_hash_s
           "read_latency_s", "merge_read_latency_s",
           "write_latency_s", "read_byte_s", "merge_read_byte_s", "write_byte_s",
           "shuffle_byte_s",
-          "kv_round_trip_s", "kv_key_s", "index_job_s", "index_job_record_s",
+          "kv_round_trip_s", "kv_key_s", "cpu_kv_key_s", "index_job_s", "index_job_record_s",
           "commit_file_s")
 # the key-value server's constants: fitted from its measured requests, not from seconds
 _KV = ("kv_round_trip_s", "kv_key_s")
 _OVERHEAD = {"tag_overhead_s", "write_overhead_s", "commit_overhead_s", "index_job_s",
              "commit_file_s"}
 _CPU = {"cpu_hash_s", "cpu_probe_s", "cpu_record_tag_s", "cpu_record_write_s",
-        "cpu_footer_key_s", "index_job_record_s"}
+        "cpu_footer_key_s", "index_job_record_s", "cpu_kv_key_s"}
 # an index's own Spark job in the commit phase: its fixed cost and its records'
 INDEX_JOB = ("index_job_s", "index_job_record_s")
 # the commit's driver-side cost per file written (fitted with commit_overhead_s)
@@ -237,6 +240,7 @@ def _features(w: dict[str, np.ndarray], p: int, commit_files: int, writer: str =
     tag = {
         "kv_round_trip_s": q("tag", "kv_round_trip_s"),
         "kv_key_s": q("tag", "kv_key_s"),
+        "cpu_kv_key_s": q("tag", "cpu_kv_key_s"),
         # a table service tags nothing: no phase job, nor the index's own
         "tag_overhead_s": q("tag", "tag_overhead_s", amount=1.0) * (1.0 - w["rescale"]),
         "cpu_hash_s": w["keys_hashed"] / p,
@@ -269,6 +273,7 @@ def _features(w: dict[str, np.ndarray], p: int, commit_files: int, writer: str =
         "write_byte_s": q("commit", "write_byte_s"),
         "kv_round_trip_s": q("commit", "kv_round_trip_s"),
         "kv_key_s": q("commit", "kv_key_s"),
+        "cpu_kv_key_s": q("commit", "cpu_kv_key_s"),
         **{k: q("commit", k) for k in INDEX_JOB},
         # last: a term of 0 added after the others leaves their float sum as it was
         "commit_file_s": w["files_written"],

@@ -86,7 +86,8 @@ class ExternalKvIndex(AdvisedSettings, ExternalResources, DeclaredFigures, Point
     )
     METRICS = (
         Metric("kv_gets", "keys looked up in the store", counter=True,
-               priced=(Price("tag", "kv_key_s", "per_core"),)),
+               priced=(Price("tag", "kv_key_s", "per_core"),
+                       Price("tag", "cpu_kv_key_s", "per_core"))),
         Metric("kv_get_round_trips", "lookup requests (multi-gets)", counter=True,
                priced=(Price("tag", "kv_round_trip_s"),)),
         Metric("kv_stale_entries", "entries found naming an instant not on the completed "
@@ -95,6 +96,7 @@ class ExternalKvIndex(AdvisedSettings, ExternalResources, DeclaredFigures, Point
         # Python task per group building and sending its entries
         Metric("kv_puts", "entries put (new keys and keys whose entry was stale)",
                priced=(Price("commit", "kv_key_s", "per_core"),
+                       Price("commit", "cpu_kv_key_s", "per_core"),
                        Price("commit", "index_job_s", "job"),
                        Price("commit", "index_job_record_s", "per_core"))),
         Metric("kv_put_round_trips", "put requests",

@@ -217,7 +217,7 @@ class MultiFgBucketSim(SimFooterBytes, SimAdapter):
         # as the Spark adapter: the insert count is a job of its own, the routed rows are
         # persisted when there are groups to look up, the located ones always
         self.counts["tag_jobs"] += 1
-        persisted = 2 if self.groups else 1
+        persisted = 2 if any(p in self.groups for p in records) else 1
         out = GroupWrites()
         for p, (ords, buckets, new) in records.items():
             self.counts["keys_hashed"] += len(ords)
