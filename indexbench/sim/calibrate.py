@@ -225,7 +225,6 @@ def calibrate(metrics: pd.DataFrame, base: str = "local", *, cores: int | None =
     kv_fit, kv_why = fit_kv(metrics, base_prof)
     theta = {**_theta(base_prof, p), **{k: v for k, v in kv_fit.items() if k in _KV}}
     n = len(metrics)
-    fit_names = _FIT
 
     blocks, ys, phases, used = [], [], [], np.zeros(n, dtype=bool)
     for phase in ("tag", "write"):
@@ -236,7 +235,7 @@ def calibrate(metrics: pd.DataFrame, base: str = "local", *, cores: int | None =
         if phase == "tag":
             ok &= w["rescale"] == 0
         f = feats[phase]
-        mat = np.column_stack([f.get(k, np.zeros(n)) for k in fit_names])
+        mat = np.column_stack([f.get(k, np.zeros(n)) for k in _FIT])
         ok &= np.isfinite(mat).all(axis=1)
         # the key-value server's requests, fitted from their own latencies: taken out
         kv_s = sum(theta[k] * f.get(k, np.zeros(n)) for k in _KV)
@@ -252,7 +251,7 @@ def calibrate(metrics: pd.DataFrame, base: str = "local", *, cores: int | None =
     y = np.concatenate(ys)
     phase_of = np.array(phases)
 
-    fit, why = _fit_identifiable(x, y, fit_names, theta)
+    fit, why = _fit_identifiable(x, y, _FIT, theta)
     new = {**theta, **fit}
 
     changes: dict[str, Any] = {k: v for k, v in fit.items() if not k.endswith("_byte_s")}
@@ -299,7 +298,7 @@ def calibrate(metrics: pd.DataFrame, base: str = "local", *, cores: int | None =
     else:
         kept_base["commit_overhead_s"] = "no measured commit_s"
 
-    pred = x @ np.array([new[k] for k in fit_names])
+    pred = x @ np.array([new[k] for k in _FIT])
     resid = y - pred
     report: dict[str, Any] = {
         "base": base_prof.name,

@@ -30,6 +30,7 @@ from indexes.bloom.core import (
     check_keys,
 )
 from indexes.bloom_filter.key_check import count_file_read, count_key_check, count_theory
+from indexes.bloom_filter.metrics import count_range_job
 from indexes.bloom_filter.serialization import text_length
 from indexes.insert_routes import InsertRoutes, RollOver, draw_inserts, roll_over_model
 from indexes.md5_hash import hudi_insert_hash
@@ -215,12 +216,10 @@ class BloomSim(SimFooterBytes, SimAdapter):
         # the driver's small-file candidates (on merge-on-read: base files without logs)
         smalls = sizing.small_file_candidates(snap.slices.values(), self.model.table_type,
                                               self.index.CAN_INDEX_LOG_FILES, cfg)
-        ranged = 0  # footers read for key ranges: one Spark job of the tagging's own
         for p in sorted(self.touched):
             pf = self.files.setdefault(p, PartitionFiles())
             n = len(pf.file_ids)
             self.counts["range_footers_read"] += n
-            ranged += n
             groups: dict[int, list[int]] = {}  # file index → [inserts, updates]
             if n:
                 cand = self.cand.get(p, np.zeros(n, np.int64))
@@ -262,8 +261,7 @@ class BloomSim(SimFooterBytes, SimAdapter):
             for f, (ins, upd) in sorted(groups.items()):
                 out.add(p, pf.file_ids[f], None, ins, upd)
         self.counts["avg_record_size"] = avg
-        if ranged:
-            self.counts["tag_jobs"] += 1
+        count_range_job(self.counts)
         return out
 
     def _new_keys(self, ordinals: np.ndarray) -> tuple[np.ndarray, np.ndarray,

@@ -13,3 +13,11 @@ FOOTER_METRICS = (
     Metric("check_footers_read", "footers read to load the bloom filters probed",
            part_of="footers_read"),
 )
+
+
+def count_range_job(counts) -> None:
+    """A simulated batch that read footers for key ranges ran the one Spark job the
+    Spark adapters run for it (``spark_ranges.read_key_ranges`` counts it there):
+    ``tag_jobs`` (``indexes.base.TAG_JOBS``)."""
+    if counts.get("range_footers_read"):
+        counts["tag_jobs"] += 1

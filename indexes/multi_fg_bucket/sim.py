@@ -30,6 +30,7 @@ from indexes.bloom_filter.key_check import (
     count_key_check,
     count_theory,
 )
+from indexes.bloom_filter.metrics import count_range_job
 from indexes.bloom_filter.serialization import text_length
 from indexes.hashing import bucket_ids
 from indexes.multi_fg_bucket.core import expand
@@ -173,7 +174,6 @@ class MultiFgBucketSim(SimFooterBytes, SimAdapter):
                                        self.model.table_type)
         self.text = KeyText(batch.keys)
         self.pending: dict[str, list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = {}
-        self.ranged = False  # footer key ranges read: one Spark job for the batch
 
     def _buckets(self, ordinals: np.ndarray, part: np.ndarray) -> np.ndarray:
         cols = [self.batch.keys.column(f, ordinals) for f in self.fields]
@@ -233,8 +233,7 @@ class MultiFgBucketSim(SimFooterBytes, SimAdapter):
                 out.add(p, fid, int(fid[:8]), ins, upd)
                 if ins:  # the plan's groups, as the Spark adapter's insert_groups
                     out.planned.add((p, fid))
-        if self.ranged:
-            self.counts["tag_jobs"] += 1
+        count_range_job(self.counts)
         return out
 
     # ---- the lookup inside each key's bucket ------------------------------------------
@@ -248,7 +247,6 @@ class MultiFgBucketSim(SimFooterBytes, SimAdapter):
         self.counts["keys_looked_up"] += int((pg.span(buckets)[1] > 0).sum())
         if prune:
             self.counts["range_footers_read"] += len(pg)
-            self.ranged = True
         # keys in (bucket, key) order: a group's candidates are one slice of them
         order = self.text.order(buckets, codes, ords)
         lo, hi = self._slices(st, pg, num, buckets[order], codes[order], ords[order], prune)
