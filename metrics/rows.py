@@ -34,6 +34,9 @@ class WriteTotals:
     # keys the index's footer indexed: every record of a new base file that carries index
     # bytes (a bloom filter is built from all of a rewritten file's keys, not the batch's)
     footer_keys_written: int = 0
+    # new base files whose footer carries such index bytes: each one's filter is built,
+    # serialized and written once, whatever its keys (the cost a small file pays)
+    footer_filters_written: int = 0
     inserts: int = 0
     updates: int = 0
     deletes: int = 0  # stored records removed by a delete (numDeletes)
@@ -68,9 +71,8 @@ class WriteTotals:
             incoming_bytes=sum(int(s.get("incomingBytes") or 0) for s in stats),
             files_written=len(stats),
             records_written=sum(int(s["numWrites"]) for s in stats),
-            footer_keys_written=sum(int(s["numWrites"]) for s in stats
-                                    if s.get("logVersion") is None
-                                    and int(s.get("indexBytes") or 0) > 0),
+            footer_keys_written=sum(int(s["numWrites"]) for s in stats if _has_footer(s)),
+            footer_filters_written=sum(1 for s in stats if _has_footer(s)),
             inserts=sum(int(s["numInserts"]) for s in stats),
             updates=sum(int(s["numUpdateWrites"]) for s in stats),
             deletes=sum(int(s.get("numDeletes") or 0) for s in stats),
@@ -80,16 +82,24 @@ class WriteTotals:
         )
 
 
+def _has_footer(stat: dict) -> bool:
+    """A new base file (not a log) whose footer carries index bytes (a bloom filter)."""
+    return stat.get("logVersion") is None and int(stat.get("indexBytes") or 0) > 0
+
+
 def _as_float(value: Any) -> float | None:
     """A counter summed exactly (a ``Fraction``: the same whatever order tasks finished
     in) as the float the row keeps."""
     return None if value is None else float(value)
 
 
-def footer_keys(slices: Iterable[Any]) -> int:
-    """Keys the index's footers indexed in new base files (slices with ``num_records`` and
-    ``index_bytes``, as the simulator writes them): what ``from_stats`` counts."""
-    return sum(int(s.num_records) for s in slices if s.index_bytes > 0)
+def footer_totals(slices: Iterable[Any]) -> dict[str, int]:
+    """Keys the index's footers indexed in new base files, and the files whose footers
+    carry them (slices with ``num_records`` and ``index_bytes``, as the simulator writes
+    them): what ``from_stats`` counts, as :class:`WriteTotals`' keyword arguments."""
+    footed = [s for s in slices if s.index_bytes > 0]
+    return {"footer_keys_written": sum(int(s.num_records) for s in footed),
+            "footer_filters_written": len(footed)}
 
 
 def log_write_figures(writes: WriteTotals) -> dict[str, Any]:
@@ -194,6 +204,7 @@ def upsert_row(*, batch_no: int, instant: str, input_records: int, records: int,
         "records_written": writes.records_written,
         "records_rewritten": writes.records_written - writes.inserts - writes.updates,
         "footer_keys_written": writes.footer_keys_written,
+        "footer_filters_written": writes.footer_filters_written,
         "merge_files_read": writes.merge_files_read,
         "merge_bytes_read": writes.merge_bytes_read,
         **log_write_figures(writes),
@@ -266,7 +277,8 @@ def service_row(*, operation: str, batch_no: int | None, instant: str,
         "files_written": writes.files_written, "bytes_written": writes.bytes_written,
         "records_written": writes.records_written,
         "records_rewritten": writes.records_written,
-        "footer_keys_written": writes.footer_keys_written, "shuffle_bytes": shuffle_bytes,
+        "footer_keys_written": writes.footer_keys_written,
+        "footer_filters_written": writes.footer_filters_written, "shuffle_bytes": shuffle_bytes,
         "shuffle_read_bytes": shuffle_read_bytes, "spark_jobs": spark_jobs,
         **figures,
     }

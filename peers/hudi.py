@@ -496,6 +496,7 @@ class HudiPeerTable:
             "log_records_written": figures["log_records_written"],
             "merge_files_read": figures["merge_files_read"],
             "footer_keys_written": figures["footer_keys_written"],
+            "footer_filters_written": figures["footer_filters_written"],
             "hudi_jobs": phases["jobs"],
             "hudi_service_s": phases["service"], "hudi_other_s": phases["other"],
             "hudi_services": len(services),

@@ -183,7 +183,8 @@ def commit_figures(stats: list[dict[str, Any]], footers: bool = False) -> dict[s
     into their groups' previous base files (``merge_files_read``; Hudi logs no bytes
     read). ``footers``: Hudi wrote a bloom filter into every base file's footer (index
     type BLOOM, or ``hoodie.parquet.bloom.filter.enabled``), so ``footer_keys_written``
-    is every record of its new base files (``numWrites``), else 0."""
+    is every record of its new base files (``numWrites``) and ``footer_filters_written``
+    every new base file, else 0."""
     return {
         "records_written": sum(_n(s, "numWrites") for s in stats),
         "inserts": sum(_n(s, "numInserts") for s in stats),
@@ -201,6 +202,7 @@ def commit_figures(stats: list[dict[str, Any]], footers: bool = False) -> dict[s
         "merge_files_read": sum(_merged(s) for s in stats),
         "footer_keys_written": (sum(_n(s, "numWrites") for s in stats if not _is_log(s))
                                 if footers else 0),
+        "footer_filters_written": sum(not _is_log(s) for s in stats) if footers else 0,
     }
 
 

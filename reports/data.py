@@ -42,7 +42,7 @@ KNOWN_EXTRA_COLUMNS = frozenset({
     # driver
     "operation", "instant", "input_records", "table_records", "footers_read",
     "merge_files_read", "merge_bytes_read", "bucket_records_cov", "records_written",
-    "footer_keys_written",
+    "footer_keys_written", "footer_filters_written",
     "deletes", "keys_hashed", "write_task_max_s",
     # what tagging read, split by need (any index that reads files to tag)
     "files_read_needed", "files_read_fp_only", "bytes_read_needed", "bytes_read_fp_only",

@@ -119,13 +119,16 @@ def test_a_commits_merges_and_footer_keys_are_read_from_its_write_stats():
     got = L.commit_figures(stats, footers=True)
     assert got["merge_files_read"] == len(stats) == 34
     assert got["footer_keys_written"] == got["records_written"] == 4495
+    assert got["footer_filters_written"] == 34  # one filter in each new base file
     assert L.commit_figures(stats)["footer_keys_written"] == 0  # no filters written
+    assert L.commit_figures(stats)["footer_filters_written"] == 0
 
 
 def test_a_log_append_and_a_new_file_merge_nothing():
     stats = L.write_stats(L.read_instant(str(DATA / "bucket-mor.deltacommit")))
     got = L.commit_figures(stats, footers=True)
     assert got["merge_files_read"] == 0 and got["footer_keys_written"] == 0  # logs only
+    assert got["footer_filters_written"] == 0
     new = [{"path": "p/f_0-1-2_1.parquet", "prevCommit": "null", "numWrites": 7}]
     assert L.commit_figures(new, footers=True)["merge_files_read"] == 0
     assert L.commit_figures(new, footers=True)["footer_keys_written"] == 7

@@ -60,7 +60,7 @@ PARAMS = {
 EXACT = ["records", "inserts", "updates", "file_groups", "files_in_table", "candidate_files",
          "files_read", "footers_read", "bloom_checks", "bloom_positives", "false_positives",
          "files_written", "records_written", "records_rewritten", "footer_keys_written",
-         "table_records", "buckets",
+         "footer_filters_written", "table_records", "buckets",
          "bucket_records_max", "bucket_records_mean", "buckets_created", "evictions",
          "index_mem_bytes", "resident_keys", "keys_bootstrapped", "rli_entries_written",
          "rli_files_written",

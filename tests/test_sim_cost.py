@@ -30,7 +30,8 @@ CORES = 4
 ROW = {"records": 50_000, "keys_hashed": 50_000, "bloom_checks": 200_000, "footers_read": 40,
        "files_read": 20, "model_bytes_read": 5e6, "files_written": 16,
        "model_bytes_written": 8e7, "merge_files_read": 12, "model_merge_bytes_read": 6e7,
-       "records_written": 400_000, "footer_keys_written": 400_000, "rli_files_read": 2,
+       "records_written": 400_000, "footer_keys_written": 400_000,
+       "footer_filters_written": 16, "rli_files_read": 2,
        "model_rli_bytes_read": 1e6,
        "rli_files_written": 2, "model_rli_bytes_written": 1e6, "model_shuffle_bytes": 2e7,
        "partitions_touched": 3, "kv_gets": 50_000, "kv_get_round_trips": 500,
@@ -202,7 +203,8 @@ TRUE = replace(PROFILES["local"], name="truth", cpu_hash_s=3e-6, cpu_record_tag_
                cpu_record_write_s=5e-6, read_latency_s=2e-3, write_latency_s=4e-3,
                read_stream_bps=50e6, write_stream_bps=30e6, max_read_bps=0.0,
                max_write_bps=0.0, tag_overhead_s=0.5, write_overhead_s=0.3,
-               commit_overhead_s=0.05, cpu_footer_key_s=4e-6, index_job_s=0.4,
+               commit_overhead_s=0.05, cpu_footer_key_s=4e-6, cpu_footer_filter_s=2e-3,
+               index_job_s=0.4,
                index_job_record_s=20e-6, commit_file_s=2e-3)
 
 
@@ -221,7 +223,9 @@ def _real_run(n: int = 80, seed: int = 7, collinear: bool = False) -> pd.DataFra
         "partitions_touched": rng.integers(1, 10, n),
     })
     # the rows of an index with footer filters build them from every key written
-    df["footer_keys_written"] = np.where(rng.random(n) < 0.5, df["records_written"], 0.0)
+    footed = rng.random(n) < 0.5
+    df["footer_keys_written"] = np.where(footed, df["records_written"], 0.0)
+    df["footer_filters_written"] = np.where(footed, df["files_written"], 0)  # one a file
     # a third of the rows put entries to a key-value index: a Spark job of its own
     df["kv_puts"] = np.where(rng.random(n) < 1 / 3, rng.uniform(1e3, 1e5, n).round(), 0.0)
     timed = model_frame(df, TRUE, cores=CORES)
@@ -284,7 +288,7 @@ def test_calibration_recovers_known_constants():
     assert fitted.record_bytes_ratio == pytest.approx(
         plain["bytes_written"].sum() / plain["records_written"].sum() / 100.0)
     for field in ("cpu_hash_s", "cpu_record_tag_s", "cpu_record_write_s",
-                  "cpu_footer_key_s", "read_latency_s",
+                  "cpu_footer_key_s", "cpu_footer_filter_s", "read_latency_s",
                   "write_latency_s", "tag_overhead_s", "write_overhead_s",
                   "commit_overhead_s", "commit_file_s", "index_job_s",
                   "index_job_record_s"):

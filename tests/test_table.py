@@ -262,7 +262,9 @@ def test_footer_keys_are_the_records_of_new_base_files_with_index_bytes():
     stats = [stat(1000, 4096), stat(300, 0), stat(50, 4096, log=1), stat(7, 12)]
     totals = WriteTotals.from_stats(stats)
     assert totals.footer_keys_written == 1007 and totals.records_written == 1357
+    assert totals.footer_filters_written == 2  # one filter a footed base file
     assert WriteTotals.from_stats([]).footer_keys_written == 0
+    assert WriteTotals.from_stats([]).footer_filters_written == 0
 
 
 def test_a_table_written_with_bare_hoodie_parameter_keys_reads_as_before(tmp_path):

@@ -34,6 +34,8 @@ from indexes import roles
 # Constants fitted from tag_s and write_s, in the order they win when two are collinear.
 _FIT = ("tag_overhead_s", "write_overhead_s", "cpu_hash_s", "cpu_probe_s",
         "cpu_record_write_s", "cpu_footer_key_s", "read_latency_s", "write_latency_s",
+        # after the file's own cost: a run whose every file has a filter cannot tell them
+        "cpu_footer_filter_s",
         "read_byte_s", "write_byte_s", "cpu_record_tag_s", "shuffle_byte_s",
         # last: a merge's reads cost what the data can tell apart from the records and
         # files it writes (often nothing: copy-on-write merges every file it writes)

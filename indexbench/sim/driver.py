@@ -33,7 +33,7 @@ from indexes import roles
 from indexes.model_table import LogAppend, ModelTable
 from indexes.simulation import GroupWrites, SimBatch, SimChunk, SimOptions
 from metrics import contract as m
-from metrics.rows import WriteTotals, as_modelled, footer_keys, service_row, upsert_row
+from metrics.rows import WriteTotals, as_modelled, footer_totals, service_row, upsert_row
 from tableformat.commit_metadata import COMMIT
 from tableformat.compaction_plan import COMPACT_OPERATION, COMPACTION_ROW, plan_compaction
 from tableformat.errors import IndexBenchError
@@ -221,7 +221,7 @@ def write_groups(index, adapter, model: ModelTable, writes: GroupWrites, instant
     totals = WriteTotals(
         files_written=len(written) + len(logs),
         records_written=sum(s.num_records for s in written) + log_records,
-        footer_keys_written=footer_keys(written),
+        **footer_totals(written),
         inserts=inserts, updates=updates, bytes_written=base_bytes + log_bytes,
         merge_files_read=merge_files, merge_bytes_read=merge_bytes,
         log_files_written=len(logs), log_blocks_written=len(logs),
@@ -279,7 +279,7 @@ def simulate_compaction(index, adapter, model: ModelTable, config: WriteConfig,
     model.commit(instant, written, action=COMMIT, operation=COMPACT_OPERATION)
     writes = WriteTotals(files_written=len(written),
                          records_written=sum(s.num_records for s in written),
-                         footer_keys_written=footer_keys(written),
+                         **footer_totals(written),
                          bytes_written=sum(s.size_bytes for s in written))
     row = service_row(
         operation=COMPACTION_ROW, batch_no=batch_no, instant=instant,

@@ -81,6 +81,14 @@ class CostProfile:
     # fpp 1e-9 sets k ~ 30 bits per key, the hashes of a probe (cpu_probe_s): ~1 us
     # (_HUDI_CONFIG, _DEAN). The same in every profile; ``calibrate`` fits it.
     cpu_footer_key_s: float = 1e-6
+    # One footer filter built, serialized and written with its base file, whatever its
+    # keys (footer_filters_written): what a small file with a filter costs beyond a
+    # plain one. Hudi's default filter (60,000 entries at fpp 1e-9: 431 KB of base64 in
+    # the footer) built and serialized by this project's filter code: about 1 ms
+    # (measured 2026-12-02, 2 cores; 0.35 ms at the harness's 1/1000 file scale). The
+    # same in every profile; ``calibrate`` fits it where rows wrote files with and
+    # without filters (a profile fitted before the counter existed keeps 0).
+    cpu_footer_filter_s: float = 1e-3
     # A Spark job an index runs itself in the commit phase, to update its state on the
     # executors (external-kv's puts: the inserts shuffled by file group, a Python task
     # per group): its fixed cost, as the tagging job's overhead (_SPARK_TUNING), and the

@@ -32,6 +32,7 @@ row are 0, byte columns are read from ``model_<col>`` (simulated rows) or ``<col
             + shuffle_bytes / (p * shuffle_core_bps)
             + cpu_record_write_s * records_written / p
             + cpu_footer_key_s * footer_keys_written / p   # footer filters built
+            + cpu_footer_filter_s * footer_filters_written / p   # ... one per file
     commit  = commit_overhead_s
             + write_latency_s * (commit_files + lat(Σ requests))
             + read_latency_s * partitions_touched      # driver lists each partition
@@ -84,7 +85,7 @@ MODEL_COLUMNS = ("model_tag_s", "model_write_s", "model_commit_s", "model_total_
 # The contract's counters and bytes the model reads; the indexes add those they price.
 _CONTRACT_COUNTS = ("records", "keys_hashed", "bloom_checks", "footers_read", "files_read",
                     "files_written", "merge_files_read", "records_written",
-                    "footer_keys_written", "partitions_touched")
+                    "footer_keys_written", "footer_filters_written", "partitions_touched")
 # Bytes are measured in a real run and modelled (``model_<col>``) in a simulated one.
 _CONTRACT_BYTES = ("bytes_read", "bytes_written", "merge_bytes_read", "shuffle_bytes")
 
@@ -143,7 +144,7 @@ BYTE_COLUMNS = byte_columns()
 
 _THETA = ("tag_overhead_s", "write_overhead_s", "commit_overhead_s", "cpu_hash_s",
           "cpu_probe_s", "cpu_record_tag_s", "cpu_record_write_s", "cpu_footer_key_s",
-          "read_latency_s", "merge_read_latency_s",
+          "cpu_footer_filter_s", "read_latency_s", "merge_read_latency_s",
           "write_latency_s", "read_byte_s", "merge_read_byte_s", "write_byte_s",
           "shuffle_byte_s",
           "kv_round_trip_s", "kv_key_s", "cpu_kv_key_s", "index_job_s", "index_job_record_s",
@@ -153,7 +154,7 @@ _KV = ("kv_round_trip_s", "kv_key_s")
 _OVERHEAD = {"tag_overhead_s", "write_overhead_s", "commit_overhead_s", "index_job_s",
              "commit_file_s"}
 _CPU = {"cpu_hash_s", "cpu_probe_s", "cpu_record_tag_s", "cpu_record_write_s",
-        "cpu_footer_key_s", "index_job_record_s", "cpu_kv_key_s"}
+        "cpu_footer_key_s", "cpu_footer_filter_s", "index_job_record_s", "cpu_kv_key_s"}
 # an index's own Spark job in the commit phase: its fixed cost and its records'
 INDEX_JOB = ("index_job_s", "index_job_record_s")
 # the commit's driver-side cost per file written (fitted with commit_overhead_s)
@@ -254,6 +255,7 @@ def _features(w: dict[str, np.ndarray], p: int, commit_files: int, writer: str =
         "write_overhead_s": np.ones_like(zero),
         "cpu_record_write_s": w["records_written"] / p,
         "cpu_footer_key_s": w["footer_keys_written"] / p,
+        "cpu_footer_filter_s": w["footer_filters_written"] / p,
         "write_latency_s": q("write", "write_latency_s",
                                    requests=w["files_written"]),
         "merge_read_latency_s": q("write", "merge_read_latency_s",

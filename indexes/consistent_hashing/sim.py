@@ -29,7 +29,7 @@ from indexes.model_table import LogAppend
 from indexes.roles import SimDualWrites, SimTableServices
 from indexes.simulation import GroupWrites, SimAdapter, SimBatch, SimChunk
 from indexes.xxhash32 import consistent_hash
-from metrics.rows import WriteTotals, footer_keys
+from metrics.rows import WriteTotals, footer_totals
 
 RESIZE_KEY = "indexbench.consistent.hashing.resize"
 
@@ -200,7 +200,7 @@ class ConsistentHashingSim(SimDualWrites, SimTableServices, SimAdapter):
         model.commit(plan.instant, written, replaced, extra)
         executed = self.executed
         writes = WriteTotals(files_written=len(executed),
-                             footer_keys_written=footer_keys(executed),
+                             **footer_totals(executed),
                              records_written=sum(s.num_records for s in executed),
                              bytes_written=sum(s.size_bytes for s in executed))
         row = rescale_row(

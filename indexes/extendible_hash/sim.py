@@ -44,7 +44,7 @@ from indexes.extendible_hash.core import (
 )
 from indexes.roles import SimTableServices
 from indexes.simulation import SimAdapter, SimBatch, SimChunk
-from metrics.rows import WriteTotals, footer_keys, service_row
+from metrics.rows import WriteTotals, footer_totals, service_row
 from tableformat.basefile import bucket_of_file_id
 
 KEY_SHIFT = 27  # (partition, bucket) packed in one int64: bucket ids are below 2^26
@@ -152,7 +152,7 @@ class ExtendibleHashSim(SimTableServices, BucketSim):
         tally.done(plan, directory, written)
         held[(p, b)], held[(p, plan.new_bucket)] = records[:stay], records[stay:]
         writes = WriteTotals(files_written=len(written),
-                             footer_keys_written=footer_keys(written),
+                             **footer_totals(written),
                              records_written=sum(w.num_records for w in written),
                              bytes_written=sum(w.size_bytes for w in written))
         row = service_row(

@@ -20,7 +20,7 @@ from indexes.bucket.sim import BucketSim
 from indexes.hashing import bucket_ids
 from indexes.multiple_rehash.core import plan_rescale
 from indexes.roles import SimTableServices
-from metrics.rows import WriteTotals, footer_keys
+from metrics.rows import WriteTotals, footer_totals
 from tableformat.basefile import bucket_of_file_id
 
 
@@ -84,7 +84,7 @@ class MultipleRehashSim(SimTableServices, BucketSim):
         model.commit(instant, written, replaced, rescale_metadata(plan, before.schema))
         records = sum(w.num_records for w in written)
         writes = WriteTotals(files_written=len(written),
-                             footer_keys_written=footer_keys(written),
+                             **footer_totals(written),
                              records_written=records,
                              bytes_written=sum(w.size_bytes for w in written))
         row = rescale_row(
