@@ -60,6 +60,7 @@ class WriteTotals:
     def from_stats(cls, stats: list[dict]) -> WriteTotals:
         """Totals of Hudi-style write stats (one per file group written)."""
         logs = [s for s in stats if s.get("logVersion") is not None]
+        footed = [s for s in stats if _has_footer(s)]
         handles = [(int(s.get("totalCreateTime") or 0) + int(s.get("totalUpsertTime") or 0))
                    / 1000 for s in stats
                    if s.get("totalCreateTime") is not None or s.get("totalUpsertTime") is not None]
@@ -71,8 +72,8 @@ class WriteTotals:
             incoming_bytes=sum(int(s.get("incomingBytes") or 0) for s in stats),
             files_written=len(stats),
             records_written=sum(int(s["numWrites"]) for s in stats),
-            footer_keys_written=sum(int(s["numWrites"]) for s in stats if _has_footer(s)),
-            footer_filters_written=sum(1 for s in stats if _has_footer(s)),
+            footer_keys_written=sum(int(s["numWrites"]) for s in footed),
+            footer_filters_written=len(footed),
             inserts=sum(int(s["numInserts"]) for s in stats),
             updates=sum(int(s["numUpdateWrites"]) for s in stats),
             deletes=sum(int(s.get("numDeletes") or 0) for s in stats),

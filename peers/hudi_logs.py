@@ -185,13 +185,14 @@ def commit_figures(stats: list[dict[str, Any]], footers: bool = False) -> dict[s
     type BLOOM, or ``hoodie.parquet.bloom.filter.enabled``), so ``footer_keys_written``
     is every record of its new base files (``numWrites``) and ``footer_filters_written``
     every new base file, else 0."""
+    base = [s for s in stats if not _is_log(s)]
     return {
         "records_written": sum(_n(s, "numWrites") for s in stats),
         "inserts": sum(_n(s, "numInserts") for s in stats),
         "updates": sum(_n(s, "numUpdateWrites") for s in stats),
         "deletes": sum(_n(s, "numDeletes") for s in stats),
         "files_written": len(stats),
-        "base_files_written": sum(not _is_log(s) for s in stats),
+        "base_files_written": len(base),
         "log_files_written": sum(_is_log(s) for s in stats),
         "bytes_written": sum(_n(s, "totalWriteBytes") for s in stats),
         "file_groups_written": len({s.get("fileId") for s in stats}),
@@ -200,9 +201,8 @@ def commit_figures(stats: list[dict[str, Any]], footers: bool = False) -> dict[s
         "log_records_compacted": sum(_n(s, "totalLogRecords") for s in stats),
         "log_files_compacted": sum(_n(s, "totalLogFilesCompacted") for s in stats),
         "merge_files_read": sum(_merged(s) for s in stats),
-        "footer_keys_written": (sum(_n(s, "numWrites") for s in stats if not _is_log(s))
-                                if footers else 0),
-        "footer_filters_written": sum(not _is_log(s) for s in stats) if footers else 0,
+        "footer_keys_written": sum(_n(s, "numWrites") for s in base) if footers else 0,
+        "footer_filters_written": len(base) if footers else 0,
     }
 
 
